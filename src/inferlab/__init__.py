@@ -1,0 +1,3 @@
+"""inferlab: the physics of LLM inference speed."""
+
+__version__ = "0.1.0"

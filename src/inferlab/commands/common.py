@@ -1,0 +1,124 @@
+"""Arguments shared by verbs (model, hardware, output) and turning them into specs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from inferlab import units
+from inferlab.errors import InferlabError, SpecError
+from inferlab.specs.cost import ModelCost, derive_cost
+from inferlab.specs.hardware import STATED, HardwareSpec, get_hardware, with_overrides
+
+
+def unit_arg(parse: Callable[[str], float]) -> Callable[[str], float]:
+    """Wrap a unit parser so argparse names the flag in its error."""
+
+    def _parse(text: str) -> float:
+        try:
+            value = parse(text)
+        except InferlabError as e:
+            raise argparse.ArgumentTypeError(str(e)) from e
+        if value < 0 or math.isnan(value):
+            raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+        return value
+
+    _parse.__name__ = parse.__name__.replace("parse_", "")
+    return _parse
+
+
+BYTES = unit_arg(units.parse_bytes)
+BANDWIDTH = unit_arg(units.parse_bandwidth)
+FLOPS = unit_arg(units.parse_flops)
+TIME = unit_arg(units.parse_time)
+COUNT = unit_arg(units.parse_count)
+RATE = unit_arg(units.parse_rate)
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: write whole numbers, e.g. 1,2,4,8") from e
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: give positive whole numbers, e.g. 1,2,4")
+    return values
+
+
+def add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON object (keys carry units)")
+    p.add_argument(
+        "--explain", action="store_true", help="print the derivation, numbers plugged in"
+    )
+
+
+def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
+    g = p.add_argument_group("model (derived from a spec, or stated)")
+    g.add_argument("--model", help="preset name, config.json / model folder, or .gguf file")
+    g.add_argument("--weight-dtype", default="bf16", help="bf16, fp8, int8, int4, q4_0, ... (bf16)")
+    g.add_argument("--kv-dtype", default="bf16", help="KV cache dtype (bf16)")
+    g.add_argument("--weight-bytes", type=BYTES, help="state the weight bytes, e.g. 16GB")
+    g.add_argument("--kv-bytes-per-token", type=BYTES, help="state KV per token, e.g. 128KiB")
+    g.add_argument("--params", type=COUNT, help="state the parameter count, e.g. 8B")
+
+
+def add_hardware(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("hardware (a catalogue entry, or stated)")
+    g.add_argument("--hardware", help="h100-sxm, h200, a100-80gb, ..., this-machine")
+    g.add_argument("--bandwidth", type=BANDWIDTH, help="state memory bandwidth, e.g. 3.35TB/s")
+    g.add_argument("--flops", type=FLOPS, help="state dense peak FLOPS, e.g. 989TFLOPS")
+    g.add_argument("--memory", type=BYTES, help="state memory capacity, e.g. 80GB")
+    g.add_argument("--tp", type=int, default=1, help="tensor-parallel devices (bandwidths add)")
+
+
+def resolve_cost(args: argparse.Namespace) -> ModelCost:
+    if args.model:
+        from inferlab.specs.model import resolve_model
+
+        cost = derive_cost(resolve_model(args.model), args.weight_dtype, args.kv_dtype)
+        return cost.with_overrides(args.weight_bytes, args.kv_bytes_per_token, args.params)
+    if args.weight_bytes is None:
+        raise SpecError("name a --model, or state --weight-bytes (e.g. --weight-bytes 16GB)")
+    return ModelCost.stated(
+        args.weight_bytes, args.kv_bytes_per_token or 0.0, args.params, args.weight_dtype
+    )
+
+
+def resolve_hardware(args: argparse.Namespace) -> HardwareSpec:
+    """The whole device group: catalogue or stated figures, scaled for --tp."""
+    base = get_hardware(args.hardware) if args.hardware else STATED
+    hw = with_overrides(base, args.bandwidth, args.flops, args.memory)
+    if hw.bandwidth_bytes_per_s <= 0:
+        raise SpecError("name a --hardware (e.g. h100-sxm), or state --bandwidth (e.g. 3.35TB/s)")
+    if args.tp < 1:
+        raise SpecError("--tp must be 1 or more")
+    return hw.scaled(args.tp)
+
+
+def emit(
+    args: argparse.Namespace, data: dict[str, Any], text: list[str], explain: list[str]
+) -> None:
+    """--json prints the object; otherwise the text, and the derivation with --explain."""
+    if args.json:
+        json.dump(data, sys.stdout, indent=2, default=_jsonable)
+        sys.stdout.write("\n")
+        return
+    if args.explain and explain:
+        print("\n".join(explain))
+        print()
+    print("\n".join(text))
+
+
+def _jsonable(o: Any) -> Any:
+    if isinstance(o, float) and math.isinf(o):
+        return None
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def table(rows: list[tuple[str, str]]) -> list[str]:
+    width = max((len(k) for k, _ in rows), default=0)
+    return [f"{k:<{width}}  {v}" for k, v in rows]

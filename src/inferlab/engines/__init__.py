@@ -1,0 +1,1 @@
+"""Start and stop real inference servers (llama.cpp with the bundled SmolLM2 model)."""

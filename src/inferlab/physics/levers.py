@@ -1,0 +1,155 @@
+"""Levers: what each change does to the step time and tok/s at one operating point, ranked.
+
+Every lever moves fewer bytes, shares them better, gets more tokens per
+weight read, or removes fixed per-step overhead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from inferlab.physics.decode import DecodePoint, decode_point
+from inferlab.physics.roofline import roofline
+from inferlab.specs.cost import ModelCost
+from inferlab.specs.hardware import HardwareSpec
+
+
+@dataclass(frozen=True, slots=True)
+class LeverEffect:
+    lever: str
+    step_time_s: float
+    tokens_per_s_per_user: float
+    tokens_per_s_total: float
+    per_user_speedup: float  # vs the baseline point
+    total_speedup: float
+    note: str
+
+
+def expected_tokens_per_verify(draft_tokens: int, acceptance: float) -> float:
+    """Speculative decoding: tokens gained per verification step, i.i.d. acceptance a.
+
+    E = (1 - a^(k+1)) / (1 - a): the accepted prefix plus the target's own token.
+    """
+    if acceptance >= 1.0:
+        return draft_tokens + 1.0
+    return (1.0 - acceptance ** (draft_tokens + 1)) / (1.0 - acceptance)
+
+
+def _effect(
+    name: str,
+    base: DecodePoint,
+    step_s: float,
+    tokens_per_step_per_user: float,
+    batch: int,
+    note: str,
+) -> LeverEffect:
+    per_user = tokens_per_step_per_user / step_s
+    total = per_user * batch
+    return LeverEffect(
+        name,
+        step_s,
+        per_user,
+        total,
+        per_user / base.tokens_per_s_per_user,
+        total / base.tokens_per_s_total,
+        note,
+    )
+
+
+def levers(
+    cost: ModelCost,
+    hw: HardwareSpec,
+    batch: int,
+    context: int,
+    overhead_s: float = 0.0,
+    draft_tokens: int = 4,
+    acceptance: float = 0.7,
+    draft_cost_ratio: float = 0.05,
+) -> tuple[DecodePoint, list[LeverEffect]]:
+    """Baseline point and each lever's effect, best per-user speedup first.
+
+    `draft_cost_ratio`: one draft-model step as a fraction of a target step
+    (a draft model ~20x smaller reads ~1/20 of the bytes).
+    """
+    base = decode_point(cost, hw, batch, context, overhead_s)
+    out: list[LeverEffect] = []
+
+    half_w = replace(
+        cost,
+        dense_bytes_per_step=cost.dense_bytes_per_step / 2,
+        embedding_row_bytes=cost.embedding_row_bytes / 2,
+        expert_bytes_each=cost.expert_bytes_each / 2,
+    )
+    p = decode_point(half_w, hw, batch, context, overhead_s)
+    out.append(
+        _effect(
+            "halve weight bytes (8-bit/4-bit weights)",
+            base,
+            p.step_time_s,
+            1,
+            batch,
+            f"weights {base.weight_bytes_per_step:.3g} -> {p.weight_bytes_per_step:.3g} B per step",
+        )
+    )
+
+    half_kv = replace(cost, kv_bytes_per_token=cost.kv_bytes_per_token / 2)
+    p = decode_point(half_kv, hw, batch, context, overhead_s)
+    out.append(
+        _effect(
+            "halve KV bytes (fp8 KV cache, fewer KV heads)",
+            base,
+            p.step_time_s,
+            1,
+            batch,
+            f"KV {base.kv_bytes_total:.3g} -> {p.kv_bytes_total:.3g} B per step",
+        )
+    )
+
+    p = decode_point(cost, hw, 2 * batch, context, overhead_s)
+    out.append(
+        _effect(
+            f"double the batch ({batch} -> {2 * batch})",
+            base,
+            p.step_time_s,
+            1,
+            2 * batch,
+            "shares each weight read with twice the users; needs KV memory",
+        )
+    )
+
+    e_tok = expected_tokens_per_verify(draft_tokens, acceptance)
+    # The verify step reads the same bytes as one decode step but checks k+1 tokens.
+    flops = (draft_tokens + 1) * base.flops_per_step
+    v = roofline(
+        base.bytes_per_step,
+        flops,
+        hw.bandwidth_bytes_per_s,
+        hw.peak_flops(cost.compute_dtype),
+        overhead_s,
+    )
+    step = v.step_time_s + draft_tokens * draft_cost_ratio * base.step_time_s
+    out.append(
+        _effect(
+            f"speculative decoding (k={draft_tokens}, acceptance {acceptance:g})",
+            base,
+            step,
+            e_tok,
+            batch,
+            f"{e_tok:.2f} tokens per verify step of {step * 1e3:.3g} ms "
+            f"(draft step = {draft_cost_ratio:g} x target step)",
+        )
+    )
+
+    if overhead_s > 0:
+        out.append(
+            _effect(
+                "CUDA graphs / fusion (remove launch overhead)",
+                base,
+                base.step_time_s - overhead_s,
+                1,
+                batch,
+                f"removes {overhead_s * 1e3:.3g} ms of launches per step",
+            )
+        )
+    out.sort(key=lambda e: e.per_user_speedup, reverse=True)
+    return base, out

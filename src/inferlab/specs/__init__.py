@@ -1,0 +1,1 @@
+"""What things are: models, hardware and number formats, each figure with its source."""

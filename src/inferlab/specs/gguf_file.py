@@ -1,0 +1,105 @@
+"""A GGUF file's architecture (metadata) and real weight bytes (tensor table).
+
+Bytes are counted per tensor from its stored quant type, so a Q4_1 model with
+a Q8_0 embedding table and F32 norms is counted exactly as it sits in memory.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from inferlab.errors import SpecError
+from inferlab.specs.model import ModelSpec, TensorBytes
+
+
+def _field(reader: Any, key: str, default: Any = None) -> Any:
+    f = reader.fields.get(key)
+    if f is None:
+        return default
+    value = f.contents()
+    return value
+
+
+def _group(name: str) -> str:
+    if name == "token_embd.weight":
+        return "embedding"
+    if name == "output.weight":
+        return "head"
+    if "_exps." in name:  # routed experts: blk.N.ffn_{gate,up,down}_exps.weight
+        return "experts"
+    return "dense"
+
+
+def tensor_bytes(reader: Any) -> TensorBytes:
+    nbytes: Counter[str] = Counter()
+    nparams: Counter[str] = Counter()
+    types: Counter[str] = Counter()
+    for t in reader.tensors:
+        g = _group(t.name)
+        nbytes[g] += int(t.n_bytes)
+        nparams[g] += int(t.n_elements)
+        types[t.tensor_type.name] += 1
+    return TensorBytes(
+        embedding_bytes=nbytes["embedding"],
+        embedding_params=nparams["embedding"],
+        head_bytes=nbytes["head"],
+        head_params=nparams["head"],
+        dense_bytes=nbytes["dense"],
+        dense_params=nparams["dense"],
+        expert_bytes=nbytes["experts"],
+        expert_params=nparams["experts"],
+        dtype_summary=", ".join(f"{k} x {v}" for k, v in types.most_common()),
+    )
+
+
+def from_gguf(path: Path) -> ModelSpec:
+    if not path.is_file():
+        raise SpecError(f"{path}: no such GGUF file")
+    try:
+        from gguf import GGUFReader
+
+        reader = GGUFReader(str(path))
+    except Exception as e:  # the gguf package raises bare ValueErrors on bad magic etc.
+        raise SpecError(f"{path}: not a readable GGUF file ({e})") from e
+    arch = _field(reader, "general.architecture")
+    if not arch:
+        raise SpecError(f"{path}: GGUF metadata has no general.architecture")
+
+    def a(key: str, default: Any = None) -> Any:
+        return _field(reader, f"{arch}.{key}", default)
+
+    n_heads = a("attention.head_count")
+    hidden = a("embedding_length")
+    n_layers = a("block_count")
+    if not (n_heads and hidden and n_layers):
+        raise SpecError(f"{path}: GGUF metadata lacks block_count/embedding_length/head_count")
+    tb = tensor_bytes(reader)
+    vocab = a("vocab_size") or int(tb.embedding_params // hidden)
+    n_kv = a("attention.head_count_kv", n_heads)
+    if isinstance(n_kv, list):  # per-layer head counts in some architectures
+        n_kv = max(n_kv)
+    name = str(_field(reader, "general.name", path.stem))
+    return ModelSpec(
+        name=name,
+        source=f"GGUF {path.name} ({tb.dtype_summary})",
+        n_layers=int(n_layers),
+        hidden_size=int(hidden),
+        n_heads=int(n_heads),
+        n_kv_heads=int(n_kv),
+        head_dim=int(a("attention.key_length", int(hidden) // int(n_heads))),
+        intermediate_size=int(a("feed_forward_length", 4 * int(hidden))),
+        vocab_size=int(vocab),
+        tied_embeddings=tb.head_bytes == 0,
+        n_experts=int(a("expert_count", 0)),
+        n_experts_per_token=int(a("expert_used_count", 0)),
+        n_shared_experts=int(a("expert_shared_count", 0)),
+        moe_intermediate_size=int(a("expert_feed_forward_length", 0)),
+        n_dense_layers=int(a("leading_dense_block_count", 0)),
+        kv_lora_rank=int(a("attention.kv_lora_rank", 0)),
+        qk_rope_head_dim=int(a("rope.dimension_count", 0)) if a("attention.kv_lora_rank") else 0,
+        sliding_window=a("attention.sliding_window"),
+        max_context=a("context_length"),
+        tensors=tb,
+    )

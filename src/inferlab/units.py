@@ -1,0 +1,175 @@
+"""Parse and format physical quantities: bytes, bandwidth, FLOP/s, time, rates.
+
+Bytes and rates are SI decimal (GB = 1e9 B); IEC units (KiB, GiB) are accepted
+where users write them. Every printed number carries its unit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from inferlab.errors import UnitError
+
+_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+
+_BYTE_PREFIX = {
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+}
+_SI_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_TIME_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "min": 60.0,
+    "h": 3600.0,
+}
+_COUNT_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+_FORMS = {
+    "bytes": "16GB, 16 GiB, 128KiB, 500MB or a plain number of bytes",
+    "bandwidth": "3.35TB/s, 20GB/s, 900 GiB/s",
+    "flops": "989TFLOPS, 989 TFLOP/s, 1.2PFLOPS, 500GFLOPS",
+    "time": "14ms, 4us, 1.5s, 10min, 250ns",
+    "count": "8B, 70e9, 135M, 4096, 1k",
+    "rate": "5/s, 50/s, 0.5/s, 300/min",
+}
+
+
+def _fail(text: str, kind: str) -> UnitError:
+    return UnitError(f"cannot read {text!r} as {kind}; write it like {_FORMS[kind]}")
+
+
+def _split(text: str, kind: str) -> tuple[float, str]:
+    m = re.fullmatch(rf"\s*{_NUMBER}\s*(\S*)\s*", text)
+    if not m:
+        raise _fail(text, kind)
+    return float(m.group(1)), m.group(2)
+
+
+def parse_bytes(text: str | float) -> float:
+    """'16GB' -> 16e9, '128KiB' -> 131072, '16 GiB' -> 17179869184."""
+    if isinstance(text, int | float):
+        return float(text)
+    value, unit = _split(text, "bytes")
+    if unit == "":
+        return value
+    m = re.fullmatch(r"([kKMGTP]i?)?B", unit)
+    if not m:
+        raise _fail(text, "bytes")
+    return value * _BYTE_PREFIX[m.group(1) or ""]
+
+
+def parse_bandwidth(text: str | float) -> float:
+    """'3.35TB/s' -> 3.35e12 bytes per second."""
+    if isinstance(text, int | float):
+        return float(text)
+    value, unit = _split(text, "bandwidth")
+    m = re.fullmatch(r"([kKMGTP]i?)?B/s", unit)
+    if not m:
+        raise _fail(text, "bandwidth")
+    return value * _BYTE_PREFIX[m.group(1) or ""]
+
+
+def parse_flops(text: str | float) -> float:
+    """'989TFLOPS' -> 9.89e14 FLOP per second."""
+    if isinstance(text, int | float):
+        return float(text)
+    value, unit = _split(text, "flops")
+    m = re.fullmatch(r"([kKMGTPE]?)(?:FLOPS|FLOP/s|flops|flop/s|OPS|TOPS)", unit)
+    if not m:
+        raise _fail(text, "flops")
+    return value * _SI_PREFIX[m.group(1)]
+
+
+def parse_time(text: str | float) -> float:
+    """'14ms' -> 0.014 seconds. A bare number is seconds."""
+    if isinstance(text, int | float):
+        return float(text)
+    value, unit = _split(text, "time")
+    if unit == "":
+        return value
+    if unit not in _TIME_UNITS:
+        raise _fail(text, "time")
+    return value * _TIME_UNITS[unit]
+
+
+def parse_count(text: str | float) -> float:
+    """'8B' -> 8e9 (parameters), '135M' -> 1.35e8, '4096' -> 4096."""
+    if isinstance(text, int | float):
+        return float(text)
+    value, unit = _split(text, "count")
+    if unit not in _COUNT_SUFFIX:
+        raise _fail(text, "count")
+    return value * _COUNT_SUFFIX[unit]
+
+
+def parse_rate(text: str | float) -> float:
+    """'5/s' -> 5.0 per second, '300/min' -> 5.0 per second, '5' -> 5.0."""
+    if isinstance(text, int | float):
+        return float(text)
+    m = re.fullmatch(rf"\s*{_NUMBER}\s*(?:/\s*(s|sec|min|h))?\s*", text)
+    if not m:
+        raise _fail(text, "rate")
+    per = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}[m.group(2) or "s"]
+    return float(m.group(1)) / per
+
+
+def _scaled(value: float, unit: str, prefixes: list[tuple[float, str]], digits: int) -> str:
+    for scale, prefix in prefixes:
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}"
+    scale, prefix = prefixes[-1]
+    return f"{value / scale:.{digits}g} {prefix}{unit}"
+
+
+_SI_STEPS = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+
+
+def fmt_bytes(n: float, digits: int = 4) -> str:
+    return _scaled(n, "B", _SI_STEPS, digits)
+
+
+def fmt_bandwidth(n: float, digits: int = 4) -> str:
+    return _scaled(n, "B/s", _SI_STEPS, digits)
+
+
+def fmt_flops(n: float, digits: int = 4) -> str:
+    return _scaled(n, "FLOP/s", _SI_STEPS, digits)
+
+
+def fmt_flop(n: float, digits: int = 3) -> str:
+    return f"{n:.{digits}e} FLOP"
+
+
+def fmt_time(seconds: float, digits: int = 4) -> str:
+    if seconds == 0:
+        return "0 s"
+    steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+    for scale, unit in steps:
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.{digits}g} {unit}"
+    return f"{seconds / 1e-9:.{digits}g} ns"
+
+
+def fmt_count(n: float, digits: int = 4) -> str:
+    return _scaled(
+        n, "", [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, "")], digits
+    ).strip()
+
+
+def fmt_pct(fraction: float, digits: int = 3) -> str:
+    return f"{fraction * 100:.{digits}g} %"
