@@ -1,0 +1,193 @@
+"""One streamed request to an OpenAI-compatible server -> one RequestRecord.
+
+Timestamps: each SSE event gets its own perf_counter_ns stamp, taken when the
+socket read that completed it arrived (the connection's protocol records it),
+not when the event loop got round to parsing it: with 64 streams a batching
+server emits 64 tokens in the same instant, and draining that burst takes
+the client milliseconds, which a parse-time stamp would add as false jitter.
+Where aiohttp's protocol cannot be hooked, the stamp falls back to parse time.
+
+Tokens per event come from the server's running usage when it sends one (vLLM
+`continuous_usage_stats`), else one per non-empty event; the final usage is
+kept to cross-check the count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp.client_proto import ResponseHandler
+
+from inferlab.bench.records import RequestRecord
+from inferlab.bench.sse import SSEParser
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    base_url: str  # ends in /v1
+    model: str
+    api: str = "completions"  # or "chat"
+    api_key: str | None = field(default=None, repr=False)  # never written to results
+    force_length: bool = True  # ignore_eos + min_tokens
+    server_kind: str = "openai"  # "llamacpp", "vllm", ... (from /v1/models)
+    extra_body: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def url(self) -> str:
+        path = "chat/completions" if self.api == "chat" else "completions"
+        return f"{self.base_url.rstrip('/')}/{path}"
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def body(self, prompt: str, max_tokens: int) -> dict[str, Any]:
+        b: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+            "temperature": 0.0,
+        }
+        if self.api == "chat":
+            b["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            b["prompt"] = prompt
+        if self.force_length:
+            b["ignore_eos"] = True  # vLLM, SGLang, llama.cpp
+            b["min_tokens"] = max_tokens  # vLLM
+        if self.server_kind == "llamacpp":
+            b["cache_prompt"] = False  # never reuse a slot's cached prefix
+        b.update(dict(self.extra_body))
+        return b
+
+
+class _StampingHandler(ResponseHandler):
+    """aiohttp's protocol, noting when each socket read arrived."""
+
+    last_rx_ns = 0
+
+    def data_received(self, data: bytes) -> None:
+        if data:
+            self.last_rx_ns = time.perf_counter_ns()
+        super().data_received(data)
+
+
+def make_connector(limit: int) -> aiohttp.TCPConnector:
+    """A pooled connector sized to the load whose connections stamp socket reads."""
+    conn = aiohttp.TCPConnector(limit=limit, limit_per_host=limit)
+    if hasattr(conn, "_factory"):  # aiohttp internals; without it, stamps fall back to parse time
+        factory: Any = functools.partial(_StampingHandler, loop=asyncio.get_running_loop())
+        conn._factory = factory
+    return conn
+
+
+class _Stream:
+    """Folds parsed SSE payloads into a record."""
+
+    def __init__(self, rec: RequestRecord) -> None:
+        self.rec = rec
+        self.done = False
+        self._usage_tokens = 0
+
+    def handle(self, data: str, t_ns: int) -> None:
+        rec = self.rec
+        if data.strip() == "[DONE]":
+            self.done = True
+            return
+        try:
+            obj = json.loads(data)
+        except json.JSONDecodeError:
+            rec.malformed_events += 1
+            return
+        if not isinstance(obj, dict):
+            rec.malformed_events += 1
+            return
+        if obj.get("error"):
+            err = obj["error"]
+            msg = err.get("message", err) if isinstance(err, dict) else err
+            rec.error = f"server error mid-stream: {msg}"
+            return
+        usage = obj.get("usage") or None
+        content = False
+        for choice in obj.get("choices") or []:
+            text = choice.get("text")
+            if text is None:
+                text = (choice.get("delta") or {}).get("content")
+            if text:
+                content = True
+            if choice.get("finish_reason"):
+                rec.finish_reason = choice["finish_reason"]
+        if content:
+            k = 1
+            if usage and isinstance(usage.get("completion_tokens"), int):
+                k = max(1, usage["completion_tokens"] - self._usage_tokens)
+            rec.event_ns.append(t_ns)
+            rec.event_tokens.append(k)
+        if usage:
+            if isinstance(usage.get("completion_tokens"), int):
+                self._usage_tokens = usage["completion_tokens"]
+                rec.completion_tokens = usage["completion_tokens"]
+            if isinstance(usage.get("prompt_tokens"), int):
+                rec.prompt_tokens = usage["prompt_tokens"]
+            details = usage.get("prompt_tokens_details") or {}
+            if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
+                rec.cached_prompt_tokens = details["cached_tokens"]
+
+
+async def stream_request(
+    session: aiohttp.ClientSession,
+    endpoint: Endpoint,
+    rec: RequestRecord,
+    prompt: str,
+    t0_ns: int,
+    read_timeout_s: float = 300.0,
+) -> RequestRecord:
+    """Send one request and fill `rec`; never raises for server or network trouble."""
+    clock = time.perf_counter_ns
+    body = endpoint.body(prompt, rec.max_tokens)
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout_s)
+    for attempt in range(2):
+        st = _Stream(rec)
+        rec.send_ns = clock() - t0_ns
+        try:
+            async with session.post(
+                endpoint.url, json=body, headers=endpoint.headers(), timeout=timeout
+            ) as resp:
+                rec.http_status = resp.status
+                if resp.status != 200:
+                    text = (await resp.text())[:300]
+                    rec.error = f"HTTP {resp.status}: {text.strip()}"
+                    break
+                parser = SSEParser()
+                proto = resp.connection.protocol if resp.connection else None
+                stamping = proto if isinstance(proto, _StampingHandler) else None
+                async for chunk in resp.content.iter_any():
+                    rx_ns = stamping.last_rx_ns if stamping else 0
+                    for data in parser.feed(chunk):
+                        st.handle(data, (rx_ns or clock()) - t0_ns)
+                for data in parser.flush():
+                    st.handle(data, clock() - t0_ns)
+                rec.malformed_events += parser.malformed_lines
+                if rec.error is None and not st.done and rec.finish_reason is None:
+                    rec.error = (
+                        "stream ended without a finish reason or [DONE] (connection dropped?)"
+                    )
+            break
+        except aiohttp.ServerDisconnectedError as e:
+            # A stale pooled keep-alive connection the server had closed: retry once,
+            # but only if nothing of this request had come back yet.
+            if attempt == 0 and rec.http_status is None:
+                continue
+            rec.error = f"server disconnected: {e}"
+            break
+        except (TimeoutError, aiohttp.ClientError, OSError) as e:
+            rec.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            break
+    rec.end_ns = clock() - t0_ns
+    return rec

@@ -1,0 +1,98 @@
+"""The raw record of one request, and the JSONL file every record is appended to as it completes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import IO, Any
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """Everything one streamed request did; a failed request is data, not an exception.
+
+    Times are integers in ns on the run's monotonic clock (perf_counter_ns),
+    relative to the run's start; `wall_start_unix_s` in the summary anchors them.
+    """
+
+    request_id: int
+    level: str  # e.g. "c=8" or "rate=4/s"
+    phase: str  # "warmup" or "measure"
+    prompt_tokens_target: int
+    max_tokens: int
+    prompt_sha1: str = ""  # first 12 hex digits: identifies the prompt without storing it
+    scheduled_ns: int = 0  # when the load generator wanted to send it
+    send_ns: int = 0  # when it was sent (scheduled + client queueing delay)
+    event_ns: list[int] = field(default_factory=list)  # arrival of each content event
+    event_tokens: list[int] = field(default_factory=list)  # tokens carried by each event
+    end_ns: int = 0
+    http_status: int | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None  # from usage
+    completion_tokens: int | None = None  # from usage
+    cached_prompt_tokens: int | None = None
+    malformed_events: int = 0
+    error: str | None = None
+    in_flight_at_send: int = 0  # concurrent requests when this one was sent
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.http_status == 200 and bool(self.event_ns)
+
+    @property
+    def streamed_tokens(self) -> int:
+        return sum(self.event_tokens)
+
+    @property
+    def n_out(self) -> int:
+        """Output tokens: the server's usage when it reports it, else what was streamed."""
+        return (
+            self.completion_tokens if self.completion_tokens is not None else self.streamed_tokens
+        )
+
+    @property
+    def early_stop(self) -> bool:
+        return self.ok and (self.finish_reason != "length" or self.n_out != self.max_tokens)
+
+    def to_json(self) -> dict[str, Any]:
+        # Shallow on purpose: dataclasses.asdict deep-copies every list (~0.6 ms for a
+        # 50-token record), and 64 records finishing together would stall the loop.
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RequestRecord:
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+_FIELDS = tuple(f.name for f in fields(RequestRecord))
+
+
+class RecordWriter:
+    """Appends one JSON line per record and flushes it: an interrupted run loses nothing."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._f: IO[str] = path.open("a", encoding="utf-8")
+
+    def write(self, record: RequestRecord) -> None:
+        self._f.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
+        self._f.flush()
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_records(path: Path) -> list[RequestRecord]:
+    """Read a records file; a torn last line (crash mid-write) is skipped."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            out.append(RequestRecord.from_json(json.loads(line)))
+        except (json.JSONDecodeError, TypeError):
+            continue
+    return out

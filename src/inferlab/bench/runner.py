@@ -1,0 +1,153 @@
+"""Load: closed-loop concurrency levels or open-loop Poisson rates, warm-up excluded.
+
+Records go to the writer as each request completes. Per level the runner also
+measures the client itself (CPU time, event-loop lag), because on a small
+machine the client and the server compete for the same cores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from inferlab.bench.client import Endpoint, stream_request
+from inferlab.bench.records import RecordWriter, RequestRecord
+from inferlab.bench.workload import Prompt
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    kind: str  # "concurrency" or "rate"
+    value: float  # streams, or requests per second
+
+    @property
+    def label(self) -> str:
+        return f"c={int(self.value)}" if self.kind == "concurrency" else f"rate={self.value:g}/s"
+
+
+@dataclass(slots=True)
+class LevelRun:
+    level: Level
+    records: list[RequestRecord] = field(default_factory=list)
+    wall_s: float = 0.0
+    client_cpu_s: float = 0.0
+    loop_lag_s: list[float] = field(default_factory=list)
+    interrupted: bool = False
+
+
+class _LagMonitor:
+    """Event-loop lag: how late a 5 ms sleep wakes up. A busy client shows up here."""
+
+    def __init__(self, period_s: float = 0.005) -> None:
+        self.period_s = period_s
+        self.lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(self.period_s)
+            self.lags.append(max(0.0, time.perf_counter() - t - self.period_s))
+
+    def __enter__(self) -> _LagMonitor:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task:
+            self._task.cancel()
+
+
+async def run_level(
+    session: aiohttp.ClientSession,
+    endpoint: Endpoint,
+    run: LevelRun,
+    prompts: list[Prompt],
+    warmup: int,
+    max_tokens: int,
+    prompt_tokens: int,
+    writer: RecordWriter,
+    t0_ns: int,
+    first_id: int,
+    on_done: Callable[[RequestRecord], None] = lambda r: None,
+    seed: int = 0,
+    max_in_flight: int = 1024,
+) -> LevelRun:
+    """Run len(prompts) requests, the first `warmup` of them marked warm-up, into `run`.
+
+    The caller owns `run`, so an interrupted level still holds what completed.
+    """
+    level = run.level
+    in_flight = 0
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+
+    async def one(i: int, scheduled_ns: int) -> None:
+        nonlocal in_flight
+        rec = RequestRecord(
+            request_id=first_id + i,
+            level=level.label,
+            phase="warmup" if i < warmup else "measure",
+            prompt_tokens_target=prompt_tokens,
+            max_tokens=max_tokens,
+            prompt_sha1=prompts[i].sha1,
+            scheduled_ns=scheduled_ns,
+        )
+        in_flight += 1
+        rec.in_flight_at_send = in_flight
+        try:
+            await stream_request(session, endpoint, rec, prompts[i].text, t0_ns)
+        finally:
+            in_flight -= 1
+        writer.write(rec)
+        run.records.append(rec)
+        on_done(rec)
+
+    with _LagMonitor() as lag:
+        try:
+            if level.kind == "concurrency":
+                queue = iter(range(len(prompts)))
+
+                async def worker() -> None:
+                    for i in queue:
+                        await one(i, time.perf_counter_ns() - t0_ns)
+
+                await asyncio.gather(*(worker() for _ in range(int(level.value))))
+            else:
+                rng = random.Random(seed)
+                sem = asyncio.Semaphore(max_in_flight)
+                start = time.perf_counter_ns()
+                t_next = 0.0
+                tasks = []
+
+                async def gated(i: int, sched: int) -> None:
+                    async with sem:  # waiting here is client queueing, recorded as send - scheduled
+                        await one(i, sched)
+
+                for i in range(len(prompts)):
+                    target = start + int(t_next * 1e9)
+                    delay = (target - time.perf_counter_ns()) / 1e9
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    tasks.append(asyncio.create_task(gated(i, target - t0_ns)))
+                    t_next += rng.expovariate(level.value)
+                await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            run.interrupted = True
+            raise
+        finally:
+            run.wall_s = time.perf_counter() - wall0
+            run.client_cpu_s = time.process_time() - cpu0
+            run.loop_lag_s = list(lag.lags)
+    return run
+
+
+def lag_p99_s(lags: list[float]) -> float:
+    if len(lags) < 2:
+        return lags[0] if lags else 0.0
+    return statistics.quantiles(lags, n=100, method="inclusive")[98]

@@ -1,0 +1,77 @@
+"""What is at the URL: reachable? an OpenAI API? which models, which engine?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from inferlab.errors import ServerError
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    base_url: str
+    root_url: str  # without /v1: where /tokenize, /health and /metrics live
+    model_ids: tuple[str, ...]
+    kind: str  # "llamacpp", "vllm", "sglang" or "openai"
+    models_answer: dict[str, Any]
+
+
+def root_of(base_url: str) -> str:
+    u = base_url.rstrip("/")
+    return u[: -len("/v1")] if u.endswith("/v1") else u
+
+
+async def probe_server(
+    session: aiohttp.ClientSession, base_url: str, headers: dict[str, str]
+) -> ServerInfo:
+    url = f"{base_url.rstrip('/')}/models"
+    try:
+        async with session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=15)) as r:
+            text = await r.text()
+            status = r.status
+    except (TimeoutError, aiohttp.ClientError, OSError) as e:
+        raise ServerError(
+            f"cannot reach {base_url} ({type(e).__name__}: {e}); is the server running, "
+            "and is the URL its OpenAI base (e.g. http://127.0.0.1:8080/v1)?"
+        ) from e
+    if status in (401, 403):
+        raise ServerError(f"{url} refused the API key (HTTP {status}); set it in $OPENAI_API_KEY")
+    try:
+        import json
+
+        answer = json.loads(text) if status == 200 else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict) or not isinstance(answer.get("data"), list):
+        raise ServerError(
+            f"{base_url} is not an OpenAI-compatible API: GET {url} answered HTTP {status} "
+            f"{text[:120]!r}; point --url at the server's /v1 base"
+        )
+    ids = tuple(str(m.get("id")) for m in answer["data"] if isinstance(m, dict))
+    owners = {str(m.get("owned_by", "")).lower() for m in answer["data"] if isinstance(m, dict)}
+    kind = next((k for k in ("llamacpp", "vllm", "sglang") if k in owners), "openai")
+    return ServerInfo(base_url.rstrip("/"), root_of(base_url), ids, kind, answer)
+
+
+def pick_model(info: ServerInfo, requested: str | None) -> str:
+    if requested is None:
+        if not info.model_ids:
+            raise ServerError(f"{info.base_url} serves no models")
+        return info.model_ids[0]
+    if requested in info.model_ids:
+        return requested
+    aliases = {
+        a
+        for m in info.models_answer.get("data", [])
+        if isinstance(m, dict)
+        for a in m.get("aliases", []) or []
+    }
+    if requested in aliases:
+        return requested
+    raise ServerError(
+        f"model {requested!r} is not served at {info.base_url}; it serves: "
+        + ", ".join(info.model_ids)
+    )

@@ -1,0 +1,118 @@
+"""Prompts of an exact token count, unique per request from the first token on.
+
+Unique prompts mean no request hits another's prefix cache (llama-server picks
+a slot by prefix similarity and reuses its cache). The count is checked with
+the server's /tokenize when it has one, and later against usage.prompt_tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from dataclasses import dataclass
+
+import aiohttp
+
+# Common English words, each one or two BPE tokens with a leading space.
+_TEXT = """
+time year people way day man thing woman life child world school state family student group
+country problem hand part place case week company system program question work government
+number night point home water room mother area money story fact month lot right study book
+eye job word business issue side kind head house service friend father power hour game line
+end member law car city community name president team minute idea kid body information back
+parent face others level office door health person art war history party result change
+morning reason research girl guy moment air teacher force education foot boy age policy
+music market sense nation plan college interest death experience effect class control care
+field development role effort rate heart drug show leader light voice wife police mind price
+report decision son view relationship town road arm difference value building action model
+season society tax director position player record paper space ground form event official
+matter center couple site project activity star table need court oil situation cost industry
+figure street image phone data picture practice piece land product doctor wall patient
+worker news test movie north love support technology step baby computer type attention film
+tree source organization hair window evidence population river apple garden bridge mountain
+ocean island forest valley desert
+"""
+_WORDS = _TEXT.split()
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    text: str
+    tokens: int | None  # counted by the server's /tokenize; None when it has none
+
+    @property
+    def sha1(self) -> str:
+        return prompt_sha1(self.text)
+
+
+def prompt_sha1(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _words(rng: random.Random, n: int) -> list[str]:
+    return [rng.choice(_WORDS) for _ in range(n)]
+
+
+async def count_tokens(
+    session: aiohttp.ClientSession, root_url: str, model: str, text: str
+) -> int | None:
+    """Token count from /tokenize (llama.cpp: content, vLLM: prompt); None if unsupported."""
+    try:
+        async with session.post(
+            f"{root_url}/tokenize", json={"content": text, "prompt": text, "model": model}
+        ) as r:
+            if r.status != 200:
+                return None
+            d = await r.json(content_type=None)
+    except (TimeoutError, aiohttp.ClientError, ValueError):
+        return None
+    if isinstance(d, dict):
+        if isinstance(d.get("count"), int):
+            return int(d["count"])
+        if isinstance(d.get("tokens"), list):
+            return len(d["tokens"])
+    return None
+
+
+async def make_prompt(
+    session: aiohttp.ClientSession, root_url: str, model: str, target: int, seed: int
+) -> Prompt:
+    """Words until /tokenize says `target` tokens; the first words differ per seed."""
+    rng = random.Random(seed)
+    # A unique opening: the seed's digits in base len(_WORDS), fastest-varying first.
+    base = len(_WORDS)
+    head = [_WORDS[(seed // base**i) % base] for i in range(3)]
+    words = head + _words(rng, max(target - len(head), 0))
+    words = words[: max(target, 1)]
+    n = await count_tokens(session, root_url, model, " ".join(words))
+    if n is None:
+        return Prompt(" ".join(words), None)
+    for _ in range(12):
+        if n == target:
+            break
+        if n > target:
+            words = words[: max(1, len(words) - max(1, (n - target) // 2))]
+        else:
+            words += _words(rng, max(1, (target - n) // 2))
+        n = await count_tokens(session, root_url, model, " ".join(words))
+        if n is None:
+            break
+    return Prompt(" ".join(words), n)
+
+
+async def make_prompts(
+    session: aiohttp.ClientSession,
+    root_url: str,
+    model: str,
+    target: int,
+    seeds: list[int],
+    parallel: int = 8,
+) -> list[Prompt]:
+    sem = asyncio.Semaphore(parallel)
+
+    async def one(seed: int) -> Prompt:
+        async with sem:
+            return await make_prompt(session, root_url, model, target, seed)
+
+    return list(await asyncio.gather(*(one(s) for s in seeds)))

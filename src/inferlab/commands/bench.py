@@ -1,0 +1,199 @@
+"""`inferlab bench`: an honest sweep of an OpenAI-compatible server, compared with the floor."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from inferlab.commands.common import (
+    BANDWIDTH,
+    FLOPS,
+    TIME,
+    int_list,
+    resolve_cost,
+    resolve_hardware,
+)
+from inferlab.errors import InferlabError
+
+
+def float_list(text: str) -> list[float]:
+    try:
+        values = [float(x.rstrip("/s")) for x in text.split(",") if x.strip()]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: write rates like 4,8,16") from e
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: rates must be positive")
+    return values
+
+
+def add_bench_args(p: argparse.ArgumentParser) -> None:
+    """Load and workload flags, shared with `demo`."""
+    p.add_argument("--concurrency", type=int_list, help="closed-loop levels (1,2,4,...,64)")
+    p.add_argument("--rate", type=float_list, help="open-loop Poisson rates, requests/s: 4,8,16")
+    p.add_argument("--requests-per-level", type=int, default=64, help="measured requests (64)")
+    p.add_argument("--warmup", type=int, help="warm-up requests per level (one per stream)")
+    p.add_argument("--prompt-tokens", type=int, default=32, help="exact prompt length (32)")
+    p.add_argument("--output-tokens", type=int, default=256, help="forced output length (256)")
+    p.add_argument("--api", choices=["completions", "chat"], default="completions")
+    p.add_argument(
+        "--stall-factor",
+        type=float,
+        default=5.0,
+        help="a gap > this x the level's median gap is a stall (5)",
+    )
+    p.add_argument(
+        "--lag-threshold",
+        type=TIME,
+        default=0.005,
+        help="event-loop lag p99 above which the client is saturated (5ms)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--strict", action="store_true", help="exit 1 on any error or warning")
+    p.add_argument("--out", type=Path, help="results folder (results/<time>)")
+    p.add_argument("--no-plots", action="store_true")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("bench", help="benchmark an OpenAI-compatible server honestly")
+    p.add_argument("--url", required=True, help="OpenAI base URL, e.g. http://127.0.0.1:8080/v1")
+    p.add_argument("--model", help="served model name (the server's first if omitted)")
+    p.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key (never written to results)",
+    )
+    p.add_argument(
+        "--no-force-length",
+        action="store_true",
+        help="do not send ignore_eos/min_tokens (strict OpenAI servers)",
+    )
+    add_bench_args(p)
+    g = p.add_argument_group("floor to compare against")
+    g.add_argument("--floor-model", help="preset, config.json or .gguf")
+    g.add_argument("--floor-gguf", help="the served GGUF file (real tensor bytes)")
+    g.add_argument("--floor-hardware", help="h100-sxm, ..., this-machine")
+    g.add_argument("--floor-bandwidth", type=BANDWIDTH, help="e.g. 20GB/s")
+    g.add_argument("--floor-flops", type=FLOPS, help="e.g. 500GFLOPS")
+    g.add_argument("--floor-weight-dtype", default="bf16")
+    g.add_argument("--floor-kv-dtype", default="bf16")
+    g.add_argument("--floor-tp", type=int, default=1)
+    p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
+    p.set_defaults(run=run)
+
+
+def resolve_floor(args: argparse.Namespace) -> Any:
+    from inferlab.bench.benchmark import Floor
+
+    model = args.floor_model or args.floor_gguf
+    if model is None and args.floor_hardware is None and args.floor_bandwidth is None:
+        return None
+    if model is None:
+        raise InferlabError("a floor needs --floor-model or --floor-gguf beside its hardware")
+    ns = argparse.Namespace(
+        model=model,
+        weight_dtype=args.floor_weight_dtype,
+        kv_dtype=args.floor_kv_dtype,
+        weight_bytes=None,
+        kv_bytes_per_token=None,
+        params=None,
+        hardware=args.floor_hardware,
+        bandwidth=args.floor_bandwidth,
+        flops=args.floor_flops,
+        memory=None,
+        tp=args.floor_tp,
+    )
+    return Floor(resolve_cost(ns), resolve_hardware(ns))
+
+
+def levels_from(args: argparse.Namespace, default: list[int]) -> list[Any]:
+    from inferlab.bench.runner import Level
+
+    if args.rate and args.concurrency:
+        raise InferlabError("give --concurrency or --rate, not both")
+    if args.rate:
+        return [Level("rate", r) for r in args.rate]
+    return [Level("concurrency", c) for c in (args.concurrency or default)]
+
+
+def check_sizes(args: argparse.Namespace) -> None:
+    if args.requests_per_level < 1 or args.prompt_tokens < 1 or args.output_tokens < 2:
+        raise InferlabError(
+            "--requests-per-level and --prompt-tokens must be >= 1, --output-tokens >= 2"
+        )
+
+
+def default_out() -> Path:
+    return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
+
+
+def execute(cfg: Any, no_plots: bool) -> Any:
+    """Run the sweep with a progress bar, print the table, render plots. Returns the result."""
+    from inferlab.bench.benchmark import event_loop_runner, run_benchmark
+    from inferlab.report.console import ProgressHooks, print_sweep
+
+    hooks = ProgressHooks()
+    try:
+        result = event_loop_runner()(run_benchmark(cfg, hooks))
+    except KeyboardInterrupt:
+        hooks.close()
+        print(
+            f"interrupted: completed records and the summary are in {cfg.out_dir}", file=sys.stderr
+        )
+        raise
+    finally:
+        hooks.close()
+    print_sweep(result.summary)
+    if not no_plots:
+        from inferlab.bench.records import read_records
+        from inferlab.report.plots import render_all
+
+        floor = cfg.floor
+        render_all(
+            result.summary,
+            read_records(result.records_path),
+            cfg.out_dir,
+            floor.cost if floor else None,
+            floor.hardware if floor else None,
+        )
+    print(f"results: {cfg.out_dir}/ (records.jsonl, summary.json, *.png)")
+    return result
+
+
+def strict_failures(summary: dict[str, Any]) -> list[dict[str, str]]:
+    return [w for w in summary["warnings"] if w["severity"] in ("error", "warning")]
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.bench.benchmark import BenchConfig
+
+    check_sizes(args)
+    cfg = BenchConfig(
+        url=args.url,
+        model=args.model,
+        levels=levels_from(args, [1, 2, 4, 8, 16, 32, 64]),
+        requests_per_level=args.requests_per_level,
+        warmup=args.warmup,
+        prompt_tokens=args.prompt_tokens,
+        output_tokens=args.output_tokens,
+        api=args.api,
+        api_key=os.environ.get(args.api_key_env),
+        force_length=not args.no_force_length,
+        stall_factor=args.stall_factor,
+        lag_threshold_s=args.lag_threshold,
+        seed=args.seed,
+        out_dir=args.out or default_out(),
+        floor=resolve_floor(args),
+        command=["inferlab", *sys.argv[1:]],
+    )
+    result = execute(cfg, args.no_plots)
+    if args.json:
+        print(json.dumps(result.summary, indent=2, default=str))
+    if args.strict and strict_failures(result.summary):
+        print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
+        return 1
+    return 0

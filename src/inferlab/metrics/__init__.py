@@ -1,0 +1,1 @@
+"""Raw records -> TTFT, TPOT, gaps, percentiles, warnings and MBU, computed after storage."""

@@ -1,0 +1,51 @@
+"""Per-request latency from raw event times: TTFT, E2E, TPOT and every inter-token gap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inferlab.bench.records import RequestRecord
+
+NS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLatency:
+    ttft_s: float  # sent -> first generated token
+    e2e_s: float  # sent -> last token
+    tpot_s: float | None  # (E2E - TTFT) / (N_out - 1)
+    gaps_s: list[float]  # a k-token event's gap split into k gaps of gap/k
+    multi_token_events: int
+    queue_delay_s: float  # client-side: scheduled -> sent
+    n_out: int
+
+
+def latency(rec: RequestRecord) -> RequestLatency | None:
+    if not rec.ok:
+        return None
+    ev = rec.event_ns
+    ttft = (ev[0] - rec.send_ns) * NS
+    e2e = (ev[-1] - rec.send_ns) * NS
+    n_out = rec.n_out
+    tpot = (e2e - ttft) / (n_out - 1) if n_out > 1 else None
+    gaps: list[float] = []
+    for i in range(1, len(ev)):
+        k = rec.event_tokens[i]
+        g = (ev[i] - ev[i - 1]) * NS / k
+        gaps.extend([g] * k)
+    multi = sum(1 for k in rec.event_tokens if k > 1)
+    return RequestLatency(
+        ttft, e2e, tpot, gaps, multi, max(0, rec.send_ns - rec.scheduled_ns) * NS, n_out
+    )
+
+
+def mean_active_streams(records: list[RequestRecord]) -> float:
+    """Time-weighted number of streams decoding (first token -> last) over the window."""
+    spans = [(r.event_ns[0], r.event_ns[-1]) for r in records if r.ok and len(r.event_ns) > 1]
+    if not spans:
+        return 0.0
+    start = min(s for s, _ in spans)
+    end = max(e for _, e in spans)
+    if end <= start:
+        return float(len(spans))
+    return sum(e - s for s, e in spans) / (end - start)

@@ -1,0 +1,1 @@
+"""Presentation: console tables, matplotlib PNGs, the self-contained HTML report."""

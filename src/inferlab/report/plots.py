@@ -1,0 +1,144 @@
+"""PNG plots of a sweep (matplotlib imported lazily, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inferlab.bench.records import RequestRecord
+from inferlab.metrics.requests import latency
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def gaps_by_level(records: list[RequestRecord]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for r in records:
+        if r.phase != "measure":
+            continue
+        lat = latency(r)
+        if lat is not None:
+            out.setdefault(r.level, []).extend(lat.gaps_s)
+    return out
+
+
+def throughput_vs_tpot(
+    summary: dict[str, Any], predicted: list[tuple[int, float, float]], path: Path
+) -> Path:
+    """Aggregate tok/s against per-user time per token; `predicted` = (batch, step_s, tok/s)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    pts = [
+        (lv["tpot_s"]["p50"], lv["output_tokens_per_s_total"], lv["label"])
+        for lv in summary["levels"]
+        if lv["tpot_s"]["p50"]
+    ]
+    if pts:
+        ax.plot([p[0] * 1e3 for p in pts], [p[1] for p in pts], "o-", label="measured (TPOT p50)")
+        for x, y, lab in pts:
+            ax.annotate(lab, (x * 1e3, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    if predicted:
+        ax.plot(
+            [s * 1e3 for _, s, _ in predicted],
+            [t for _, _, t in predicted],
+            "--",
+            color="gray",
+            label="roofline floor (predicted)",
+        )
+        for b, s, t in predicted:
+            ax.annotate(
+                f"b={b}",
+                (s * 1e3, t),
+                fontsize=7,
+                color="gray",
+                textcoords="offset points",
+                xytext=(3, -10),
+            )
+    ax.set_xlabel("time per output token per user (ms)")
+    ax.set_ylabel("aggregate output tokens/s")
+    ax.set_title("Throughput vs per-user latency across the sweep")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def gap_cdf(gaps: dict[str, list[float]], path: Path) -> Path:
+    """CDF of inter-token gaps (log x) and its tail P(gap > x) (log-log), one line per level."""
+    import numpy as np
+
+    plt = _plt()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for label, g in gaps.items():
+        if not g:
+            continue
+        x = np.sort(np.asarray(g)) * 1e3
+        y = np.arange(1, len(x) + 1) / len(x)
+        ax1.plot(x, y, label=label)
+        ax2.plot(x, 1 - y + 1 / len(x), label=label)
+    ax1.set_xscale("log")
+    ax1.set_xlabel("inter-token gap (ms)")
+    ax1.set_ylabel("fraction of gaps <= x")
+    ax1.set_title("Gap distribution (CDF)")
+    ax2.set_xscale("log")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("inter-token gap (ms)")
+    ax2.set_ylabel("fraction of gaps > x")
+    ax2.set_title("Tail")
+    for ax in (ax1, ax2):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def mbu_per_level(summary: dict[str, Any], path: Path) -> Path | None:
+    levels = [lv for lv in summary["levels"] if lv.get("mbu") is not None]
+    if not levels:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    ax.bar([lv["label"] for lv in levels], [lv["mbu"] * 100 for lv in levels], color="tab:blue")
+    ax.set_ylabel("MBU (% of peak bandwidth)")
+    ax.set_title("Memory-bandwidth utilisation per level")
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def predicted_curve(summary: dict[str, Any], cost: Any, hw: Any) -> list[tuple[int, float, float]]:
+    from inferlab.physics.decode import decode_point
+
+    w = summary["workload"]
+    ctx = int(w["prompt_tokens"] + w["output_tokens"] / 2)
+    top = max([int(lv.get("floor_batch", 1)) for lv in summary["levels"]] + [1])
+    batches = [b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256) if b <= max(top * 2, 2)]
+    return [
+        (b, (p := decode_point(cost, hw, b, ctx)).step_time_s, p.tokens_per_s_total)
+        for b in batches
+    ]
+
+
+def render_all(
+    summary: dict[str, Any], records: list[RequestRecord], out_dir: Path, cost: Any, hw: Any
+) -> list[Path]:
+    made = [gap_cdf(gaps_by_level(records), out_dir / "gap_cdf.png")]
+    pred = predicted_curve(summary, cost, hw) if cost is not None else []
+    made.append(throughput_vs_tpot(summary, pred, out_dir / "throughput_vs_tpot.png"))
+    m = mbu_per_level(summary, out_dir / "mbu.png")
+    if m:
+        made.append(m)
+    return made
