@@ -179,12 +179,14 @@ async def stream_request(
                         "stream ended without a finish reason or [DONE] (connection dropped?)"
                     )
             break
-        except aiohttp.ServerDisconnectedError as e:
-            # A stale pooled keep-alive connection the server had closed: retry once,
-            # but only if nothing of this request had come back yet.
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
+            # A stale pooled keep-alive connection the server had closed shows up as a
+            # disconnect or "Can not write request body": the server never saw this
+            # request, so retry once on a fresh connection, never after a response began.
             if attempt == 0 and rec.http_status is None:
+                rec.retries += 1
                 continue
-            rec.error = f"server disconnected: {e}"
+            rec.error = f"{type(e).__name__}: {e}"
             break
         except (TimeoutError, aiohttp.ClientError, OSError) as e:
             rec.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__

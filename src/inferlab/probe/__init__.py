@@ -1,0 +1,1 @@
+"""This machine's ceilings: memory bandwidth and matmul FLOPS, measured, saved as `this-machine`."""

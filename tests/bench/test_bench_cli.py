@@ -1,0 +1,88 @@
+"""`inferlab bench` from the command line: bad input is one clear message and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from inferlab.engines.llama_server import free_port
+
+
+def test_unreachable_url(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    code, _, err = run_cli("bench", "--url", url, "--out", str(tmp_path))
+    assert code == 2
+    assert "cannot reach" in err and "is the server running" in err
+    assert "Traceback" not in err
+
+
+def test_wrong_model_name(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli("bench", "--url", fake_url, "--model", "gpt-7", "--out", str(tmp_path))
+    assert code == 2
+    assert "model 'gpt-7' is not served" in err and "fake" in err
+
+
+def test_not_an_openai_api(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = fake_url.removesuffix("/v1") + "/health"  # answers, but not /models
+    code, _, err = run_cli("bench", "--url", root, "--out", str(tmp_path))
+    assert code == 2
+    assert "not an OpenAI-compatible API" in err
+
+
+def test_bad_concurrency_list(run_cli, fake_url: str) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli("bench", "--url", fake_url, "--concurrency", "1,two")
+    assert code == 2 and "--concurrency" in err
+
+
+def test_cli_sweep_strict_and_outputs(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "run"
+    code, stdout, _ = run_cli(
+        "bench",
+        "--url",
+        fake_url,
+        "--model",
+        "early-stop",
+        "--concurrency",
+        "1,2",
+        "--requests-per-level",
+        "2",
+        "--output-tokens",
+        "8",
+        "--prompt-tokens",
+        "4",
+        "--out",
+        str(out),
+        "--floor-model",
+        "smollm2-135m",
+        "--floor-bandwidth",
+        "20GB/s",
+        "--strict",
+    )
+    assert code == 1  # --strict: early stops fail the run
+    assert "early_stop" in stdout
+    s = json.loads((out / "summary.json").read_text())
+    assert [lv["label"] for lv in s["levels"]] == ["c=1", "c=2"]
+    assert all(lv["mbu"] > 0 for lv in s["levels"])
+    for png in ("throughput_vs_tpot.png", "gap_cdf.png", "mbu.png"):
+        assert (out / png).stat().st_size > 10_000, png
+
+
+def test_api_key_is_never_written(run_cli, fake_url: str, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
+    code, _, _ = run_cli(
+        "bench",
+        "--url",
+        fake_url,
+        "--concurrency",
+        "1",
+        "--requests-per-level",
+        "1",
+        "--output-tokens",
+        "4",
+        "--out",
+        str(tmp_path),
+        "--no-plots",
+    )
+    assert code == 0
+    for f in tmp_path.iterdir():
+        assert "sk-secret-123" not in f.read_text()

