@@ -258,8 +258,13 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
                 summary = build_summary(cfg, info, model, runs, started, run_warnings, False, t0_ns)
                 write_summary(summary_path, summary)
                 hooks.level_end(level, summary["levels"][-1])
-        except (asyncio.CancelledError, KeyboardInterrupt):
+        except BaseException as e:  # Ctrl-C, a crashed server, anything: keep what finished
             interrupted = True
+            run_warnings.append(
+                warning(
+                    "interrupted", "run", "error", f"the run stopped early: {type(e).__name__}: {e}"
+                )
+            )
             raise
         finally:
             writer.close()

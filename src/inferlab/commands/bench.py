@@ -131,12 +131,12 @@ def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
 
 
-def execute(cfg: Any, no_plots: bool) -> Any:
+def execute(cfg: Any, no_plots: bool, hooks: Any = None) -> Any:
     """Run the sweep with a progress bar, print the table, render plots. Returns the result."""
     from inferlab.bench.benchmark import event_loop_runner, run_benchmark
     from inferlab.report.console import ProgressHooks, print_sweep
 
-    hooks = ProgressHooks()
+    hooks = hooks or ProgressHooks()
     try:
         result = event_loop_runner()(run_benchmark(cfg, hooks))
     except KeyboardInterrupt:

@@ -1,0 +1,129 @@
+"""Client overhead: how many tokens/s the bench client ingests, and how late it stamps them.
+
+Against the scripted fake server emitting tokens as fast as it can (TPOT 0),
+at concurrency 1, 64 and 512, in one run:
+  - tokens per second of client CPU (the client's ingest rate on one core),
+  - per-token lateness: the client's stamp minus the server's own write time
+    (both read CLOCK_MONOTONIC), p50 and p99: the latency the client adds,
+  - the event loop used (uvloop when installed, else asyncio).
+
+    uv run python benchmarks/client_overhead.py [--tokens 200] [--requests 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
+from inferlab.bench.records import read_records
+from inferlab.bench.runner import Level
+
+
+def start_fake(tpot: float) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "inferlab.testing.fake_server",
+            "--port",
+            "0",
+            "--ttft",
+            "0",
+            "--tpot",
+            str(tpot),
+            "--slow-every",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    port = int(proc.stdout.readline().split()[1])
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+def one(url: str, concurrency: int, requests: int, tokens: int, out: Path) -> dict[str, float]:
+    cfg = BenchConfig(
+        url=url,
+        model="fake",
+        levels=[Level("concurrency", concurrency)],
+        requests_per_level=requests,
+        warmup=0,
+        prompt_tokens=8,
+        output_tokens=tokens,
+        out_dir=out,
+    )
+    res = event_loop_runner()(run_benchmark(cfg))
+    with urllib.request.urlopen(url.replace("/v1", "/debug/log")) as r:
+        log = json.load(r)
+    origin = res.summary["clock"]["origin_ns"]
+    late: list[float] = []
+    for rec in read_records(res.records_path):
+        w = np.asarray(log[rec.prompt_sha1]["write_ns"], dtype=float)
+        late.extend((np.asarray(rec.event_ns, dtype=float) + origin - w) / 1e6)
+    lv = res.summary["levels"][0]
+    cpu = lv["client"]["cpu_s"]
+    return {
+        "concurrency": concurrency,
+        "tokens": lv["output_tokens"],
+        "client_cpu_s": cpu,
+        "tokens_per_cpu_s": lv["output_tokens"] / cpu if cpu else 0.0,
+        "tokens_per_wall_s": lv["output_tokens_per_s_total"],
+        "late_p50_ms": float(np.percentile(late, 50)),
+        "late_p99_ms": float(np.percentile(late, 99)),
+        "loop_lag_p99_ms": lv["client"]["loop_lag_p99_s"] * 1e3,
+        "failed": lv["requests_failed"],
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tokens", type=int, default=200)
+    p.add_argument("--requests", type=int, default=64)
+    a = p.parse_args()
+    proc, url = start_fake(tpot=0.0)
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for c in (1, 64, 512):
+                n = max(a.requests, c)
+                t = time.perf_counter()
+                row = one(url, c, n, a.tokens, Path(tmp) / f"c{c}")
+                row["wall_s"] = time.perf_counter() - t
+                rows.append(row)
+    finally:
+        proc.terminate()
+    try:
+        import uvloop
+
+        loop = f"uvloop {uvloop.__version__}"
+    except ImportError:
+        loop = "asyncio"
+    print(f"client overhead, fake server at full speed, {a.tokens} tokens/request, loop: {loop}")
+    print(
+        f"{'conc':>5} {'tokens':>8} {'tok/CPU-s':>10} {'tok/wall-s':>11} {'late p50 ms':>12} "
+        f"{'late p99 ms':>12} {'lag p99 ms':>11} {'failed':>7}"
+    )
+    for r in rows:
+        print(
+            f"{r['concurrency']:>5} {r['tokens']:>8.0f} {r['tokens_per_cpu_s']:>10.0f} "
+            f"{r['tokens_per_wall_s']:>11.0f} {r['late_p50_ms']:>12.2f} {r['late_p99_ms']:>12.2f} "
+            f"{r['loop_lag_p99_ms']:>11.2f} {r['failed']:>7.0f}"
+        )
+    print(
+        "tok/CPU-s: tokens ingested per second of client CPU (one core); late: client stamp "
+        "minus the server's write time, i.e. the latency the client adds per token."
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""`inferlab demo`: the lesson of the decode phase on this machine, with real numbers.
+
+probe -> floor for the served GGUF on `this-machine` -> a real llama.cpp server
+-> a concurrency sweep (short prompts, forced outputs) -> table, reading, report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from inferlab.commands.bench import add_bench_args, default_out
+from inferlab.errors import InferlabError
+from inferlab.report.console import ProgressHooks
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("demo", help="probe, serve SmolLM2 locally, sweep, report (a few minutes)")
+    p.add_argument("--quick", action="store_true", help="under 2 minutes: fewer levels and tokens")
+    p.add_argument("--gguf", type=Path, help="serve this GGUF instead of the bundled SmolLM2")
+    p.add_argument("--threads", type=int, help="server threads (all cores but one)")
+    add_bench_args(p)
+    p.set_defaults(run=run, requests_per_level=None, output_tokens=None)
+
+
+class _WatchServer(ProgressHooks):
+    """Progress bars, and a clear stop if the server dies mid-sweep."""
+
+    def __init__(self, server: Any) -> None:
+        super().__init__()
+        self.server = server
+
+    def request_done(self, rec: Any) -> None:
+        super().request_done(rec)
+        if rec.error and not self.server.alive():
+            raise InferlabError(
+                f"llama-server crashed mid-sweep (exit code {self.server.proc.returncode}); "
+                f"partial results are kept; last lines of {self.server.log_path}:\n"
+                f"{self.server.log_tail(8)}"
+            )
+
+
+def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
+    levels = args.concurrency or ([1, 2, 4] if args.quick else [1, 2, 4, 8, 16])
+    requests = args.requests_per_level or (4 if args.quick else 16)
+    out_tokens = args.output_tokens or (32 if args.quick else 128)
+    return levels, requests, out_tokens
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.bench.benchmark import BenchConfig, Floor
+    from inferlab.bench.runner import Level
+    from inferlab.commands.bench import check_sizes, execute
+    from inferlab.commands.report import render_run
+    from inferlab.engines.bundled import smollm2_gguf_path
+    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+    from inferlab.probe.machine import run_probe, save
+    from inferlab.report.reading import read_sweep
+    from inferlab.specs.cost import derive_cost
+    from inferlab.specs.hardware import get_hardware
+    from inferlab.specs.model import resolve_model
+    from inferlab.units import fmt_bandwidth, fmt_bytes
+
+    if args.rate:
+        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
+    levels, requests, out_tokens = plan(args)
+    args.requests_per_level, args.output_tokens = requests, out_tokens
+    check_sizes(args)
+    out = args.out or default_out()
+    out.mkdir(parents=True, exist_ok=True)
+    cores = os.cpu_count() or 1
+
+    print("1/4 probe: this machine's memory bandwidth and FLOPS ...", flush=True)
+    # 1 GiB arrays even when quick: 256 MiB partly fits this EPYC's cache (55 vs 32 GB/s).
+    pr = run_probe(
+        array_bytes=1 << 30,
+        repeats=4 if args.quick else 10,
+        gpu=False,
+    )
+    save(pr)
+    hw = get_hardware("this-machine")
+    print(
+        f"    read {fmt_bandwidth(pr.bandwidth.read_bytes_per_s)} (the floor uses this: decode "
+        f"reads weights and KV), copy {fmt_bandwidth(pr.bandwidth.copy_bytes_per_s)} "
+        f"(read+write), fp32 matmul {pr.flops.fp32_flops_per_s / 1e9:.0f} GFLOP/s"
+    )
+
+    gguf = args.gguf or smollm2_gguf_path()
+    cost = derive_cost(resolve_model(str(gguf)))
+    step = cost.weight_bytes_per_step(1) / hw.bandwidth_bytes_per_s
+    print(
+        f"2/4 floor: {gguf.name}: {fmt_bytes(cost.weight_bytes_per_step(1))} of real tensor "
+        f"bytes per step / {fmt_bandwidth(hw.bandwidth_bytes_per_s)} = {step * 1e3:.2f} ms "
+        f"(<= {1 / step:.0f} tok/s per user)",
+        flush=True,
+    )
+
+    threads = args.threads or max(1, cores - 1)
+    opts = ServerOptions(
+        gguf,
+        None,
+        parallel=max(levels),
+        ctx_per_slot=args.prompt_tokens + out_tokens + 64,
+        threads=threads,
+        log_path=out / "llama-server.log",
+    )
+    print(
+        f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
+        f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
+        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens",
+        flush=True,
+    )
+    extra = {
+        "server_threads": threads,
+        "machine_cores": cores,
+        "core_split": f"server {threads} thread(s), client the remaining {cores - threads} core(s)",
+        "probe_read_bytes_per_s": pr.bandwidth.read_bytes_per_s,
+        "probe_copy_bytes_per_s": pr.bandwidth.copy_bytes_per_s,
+        "probe_fp32_flops_per_s": pr.flops.fp32_flops_per_s,
+        "bandwidth_basis": "read rate: decode streams weights and KV in and writes ~nothing",
+    }
+    with LlamaServer(opts) as srv:
+        extra["llama_server"] = " ".join(srv.command()[1:])
+        cfg = BenchConfig(
+            url=srv.base_url,
+            model=None,
+            levels=[Level("concurrency", c) for c in levels],
+            requests_per_level=requests,
+            warmup=args.warmup,
+            prompt_tokens=args.prompt_tokens,
+            output_tokens=out_tokens,
+            stall_factor=args.stall_factor,
+            lag_threshold_s=args.lag_threshold,
+            seed=args.seed,
+            out_dir=out,
+            floor=Floor(cost, hw),
+            command=["inferlab", *sys.argv[1:]],
+            extra=extra,
+        )
+        result = execute(cfg, no_plots=True, hooks=_WatchServer(srv))
+    print("4/4 report")
+    for line in read_sweep(result.summary):
+        print("  " + line)
+    report = render_run(out, result.summary)
+    print(f"report: {report}")
+    if args.strict and any(w["severity"] != "info" for w in result.summary["warnings"]):
+        return 1
+    return 0

@@ -1,0 +1,70 @@
+"""`inferlab report DIR [DIR ...]`: re-render plots and report.html from saved records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from inferlab.errors import InferlabError
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("report", help="re-render a run's report from its records and summary")
+    p.add_argument("dirs", nargs="+", type=Path, help="run folders (records.jsonl, summary.json)")
+    p.set_defaults(run=run)
+
+
+def floor_from_summary(summary: dict[str, Any]) -> tuple[Any, Any]:
+    """The floor as the summary recorded it (bytes and rates), for the predicted curve."""
+    from inferlab.specs.cost import ModelCost
+    from inferlab.specs.hardware import STATED, with_overrides
+
+    fl = summary.get("floor")
+    if not fl:
+        return None, None
+    cost = ModelCost.stated(fl["weight_bytes_per_step"], fl["kv_bytes_per_token"])
+    hw = with_overrides(STATED, fl["bandwidth_bytes_per_s"], fl["peak_flops_per_s"])
+    return cost, hw
+
+
+def render_run(out_dir: Path, summary: dict[str, Any]) -> Path:
+    """Plots + report.html for one run folder; returns the report's path."""
+    from inferlab.bench.records import read_records
+    from inferlab.report.html import render_html
+    from inferlab.report.plots import render_all
+    from inferlab.report.reading import read_sweep, setup_facts
+
+    records_path = out_dir / "records.jsonl"
+    records = read_records(records_path) if records_path.exists() else []
+    cost, hw = floor_from_summary(summary)
+    render_all(summary, records, out_dir, cost, hw)
+    return render_html(summary, out_dir, read_sweep(summary), setup_facts(summary))
+
+
+def load_summary(d: Path) -> dict[str, Any]:
+    path = d / "summary.json"
+    if not path.exists():
+        raise InferlabError(f"{d}: no summary.json here (is it a run folder from bench or demo?)")
+    try:
+        summary: dict[str, Any] = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise InferlabError(f"{path}: damaged JSON ({e.msg})") from e
+    if summary.get("schema_version") != 1:
+        raise InferlabError(f"{path}: schema_version {summary.get('schema_version')} is not 1")
+    return summary
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.report.console import print_sweep
+    from inferlab.report.reading import read_sweep
+
+    for d in args.dirs:
+        summary = load_summary(d)
+        print(f"== {d}")
+        print_sweep(summary)
+        for line in read_sweep(summary):
+            print(line)
+        print(f"report: {render_run(d, summary)}")
+    return 0

@@ -1,0 +1,67 @@
+"""report.html: one self-contained file (PNGs inlined as data URIs, no CDN, no scripts)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from inferlab.report.console import sweep_rows
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
+th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
+.error{color:#b00}.warning{color:#a60}.info{color:#666}
+img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
+code,pre{background:#f6f6f6;padding:2px 4px}
+pre{padding:8px;overflow-x:auto}
+"""
+
+
+def _img(path: Path) -> str:
+    if not path.exists():
+        return ""
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
+
+
+def _kv_table(rows: list[tuple[str, str]]) -> str:
+    body = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows)
+    return f"<table>{body}</table>"
+
+
+def render_html(
+    summary: dict[str, Any], out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
+) -> Path:
+    head, rows = sweep_rows(summary)
+    table = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
+    for r in rows:
+        table += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+    table += "</table>"
+    warns = "".join(
+        f'<li class="{w["severity"]}"><b>{html.escape(w["code"])}</b> ({html.escape(w["level"])})'
+        f": {html.escape(w['message'])}</li>"
+        for w in summary["warnings"]
+    )
+    cmd = " ".join(summary.get("command") or [])
+    raw = html.escape(json.dumps(summary, indent=1)[:200_000])
+    doc = f"""<!doctype html><html><head><meta charset="utf-8">
+<title>inferlab report</title><style>{_CSS}</style></head><body>
+<h1>inferlab: the decode phase, measured</h1>
+<p><code>{html.escape(cmd)}</code></p>
+<h2>What it says</h2><ul>{"".join(f"<li>{html.escape(s)}</li>" for s in reading)}</ul>
+<h2>Sweep</h2>{table}
+<h2>Throughput vs time per token, beside the roofline floor</h2>
+{_img(out_dir / "throughput_vs_tpot.png")}
+<h2>Inter-token gaps and their tail</h2>{_img(out_dir / "gap_cdf.png")}
+<h2>MBU per level</h2>{_img(out_dir / "mbu.png")}
+<h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
+<h2>Setup, floor and versions</h2>{_kv_table(facts)}
+<details><summary>summary.json</summary><pre>{raw}</pre></details></body></html>"""
+    path = out_dir / "report.html"
+    path.write_text(doc, encoding="utf-8")
+    return path

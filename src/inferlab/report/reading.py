@@ -1,0 +1,92 @@
+"""Three sentences that read a sweep the way the lesson does, and the facts beside them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferlab.units import fmt_bandwidth, fmt_bytes
+
+
+def read_sweep(summary: dict[str, Any]) -> list[str]:
+    lv = [x for x in summary["levels"] if x["tpot_s"]["p50"]]
+    if not lv:
+        return ["No level completed a request, so there is nothing to read."]
+    first, last = lv[0], lv[-1]
+    c1, cn = first.get("concurrency", 1), last.get("concurrency", 1)
+    t1, tn = first["tpot_s"]["p50"], last["tpot_s"]["p50"]
+    a1, an = first["output_tokens_per_s_total"], last["output_tokens_per_s_total"]
+    out = []
+    # 1. Memory- or compute-bound: does a step get slower as streams share it?
+    if len(lv) > 1 and cn > c1:
+        growth = tn / t1
+        share = growth / (cn / c1)  # 1.0: the step grows with the batch; ~0: it is shared
+        if share > 0.6:
+            bound = (
+                f"each step got {growth:.2g}x longer for {cn / c1:g}x the streams, so the work "
+                "grows with the batch: decode here is compute-bound (dequantising and "
+                "multiplying on the CPU), not limited by reading the weights"
+            )
+        else:
+            bound = (
+                f"each step got only {growth:.2g}x longer for {cn / c1:g}x the streams: the "
+                "weight read is shared by the batch, so decode here is memory-bound"
+            )
+        out.append(f"Bound: {bound}.")
+        out.append(
+            f"Batching bought {an / a1:.2g}x the aggregate throughput ({a1:.0f} -> "
+            f"{an:.0f} tok/s, not {cn / c1:g}x) while each user's time per token went from "
+            f"{t1 * 1e3:.1f} to {tn * 1e3:.1f} ms."
+        )
+    else:
+        out.append(f"One level only: {t1 * 1e3:.1f} ms per token, {a1:.0f} tok/s in aggregate.")
+    fl = summary.get("floor")
+    if fl and first.get("predicted_step_time_s"):
+        pred = first["predicted_step_time_s"]
+        out.append(
+            f"Floor: {fmt_bytes(first['bytes_per_step'])} per step / "
+            f"{fmt_bandwidth(fl['bandwidth_bytes_per_s'])} = {pred * 1e3:.2f} ms "
+            f"(<= {1 / pred:.0f} tok/s per user); at concurrency {c1} the server runs "
+            f"{t1 / pred:.1f}x above it (MBU {first['mbu']:.0%}), as real systems do: the floor "
+            "says where the ceiling is, not where you are."
+        )
+    return out
+
+
+def setup_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    facts: list[tuple[str, str]] = [
+        ("command", " ".join(summary.get("command") or [])),
+        ("tool", summary.get("tool", "")),
+    ]
+    server = summary.get("server") or {}
+    facts.append(
+        ("server", f"{server.get('kind')} at {server.get('url')}, model {server.get('model')}")
+    )
+    w = summary.get("workload") or {}
+    facts.append(
+        (
+            "workload",
+            f"{w.get('prompt_tokens')} prompt tokens, {w.get('output_tokens')} "
+            f"forced output tokens, {w.get('requests_per_level')} requests per level",
+        )
+    )
+    fl = summary.get("floor")
+    if fl:
+        facts.append(
+            (
+                "floor model",
+                f"{fl['model']}: {fmt_bytes(fl['weight_bytes_per_step'])} "
+                f"per step, KV {fmt_bytes(fl['kv_bytes_per_token'])}/token ({fl['model_source']})",
+            )
+        )
+        facts.append(
+            (
+                "floor hardware",
+                f"{fl['hardware']}: {fmt_bandwidth(fl['bandwidth_bytes_per_s'])}"
+                f" ({fl['hardware_source']})",
+            )
+        )
+    for k, v in (summary.get("extra") or {}).items():
+        facts.append((k, str(v)))
+    host = summary.get("client_host") or {}
+    facts.append(("client", ", ".join(f"{k} {v}" for k, v in host.items())))
+    return facts

@@ -1,0 +1,87 @@
+"""`inferlab demo --quick` end to end against the real llama.cpp server, and its failure modes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inferlab.bench.benchmark import BenchConfig, run_benchmark
+from inferlab.bench.runner import Level
+from inferlab.commands.demo import _WatchServer
+from inferlab.engines.llama_server import LlamaServer, ServerOptions
+from inferlab.errors import InferlabError
+
+pytestmark = pytest.mark.integration
+
+
+def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("INFERLAB_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    code, stdout, err = run_cli("demo", "--quick", "--out", str(out))
+    assert code == 0, err
+    for name in (
+        "report.html",
+        "summary.json",
+        "records.jsonl",
+        "llama-server.log",
+        "throughput_vs_tpot.png",
+        "gap_cdf.png",
+        "mbu.png",
+    ):
+        assert (out / name).stat().st_size > 0, name
+    s = json.loads((out / "summary.json").read_text())
+    assert [lv["concurrency"] for lv in s["levels"]] == [1, 2, 4]
+    for lv in s["levels"]:
+        assert 0 < lv["mbu"] <= 1
+        assert lv["requests_early_stop"] == 0 and lv["requests_failed"] == 0
+    assert s["extra"]["bandwidth_basis"].startswith("read rate")
+    assert (tmp_path / "cache" / "this-machine.json").exists()  # probe saved as this-machine
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "http" not in html.split("<body>")[1][:2000]
+    assert "Bound:" in stdout and "Floor:" in stdout and "Batching bought" in stdout
+
+    # `inferlab report` re-renders the same folder from saved records.
+    (out / "report.html").unlink()
+    code, stdout, _ = run_cli("report", str(out))
+    assert code == 0 and (out / "report.html").exists()
+
+
+def test_server_crash_mid_sweep_keeps_partial_results(tmp_path: Path) -> None:
+    srv = LlamaServer(ServerOptions(parallel=1, ctx_per_slot=256, log_path=tmp_path / "log"))
+    srv.start()
+
+    class KillAfterTwo(_WatchServer):
+        done = 0
+
+        def request_done(self, rec: Any) -> None:
+            self.done += 1
+            if self.done == 2 and srv.proc:
+                srv.proc.kill()
+                srv.proc.wait()
+            super().request_done(rec)
+
+    cfg = BenchConfig(
+        url=srv.base_url,
+        model=None,
+        levels=[Level("concurrency", 1)],
+        requests_per_level=6,
+        prompt_tokens=8,
+        output_tokens=8,
+        out_dir=tmp_path,
+    )
+    hooks = KillAfterTwo(srv)
+    try:
+        with pytest.raises(InferlabError, match="crashed mid-sweep"):
+            asyncio.run(run_benchmark(cfg, hooks))
+    finally:
+        hooks.close()
+        srv.stop()
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["interrupted"] is True
+    lines = (tmp_path / "records.jsonl").read_text().splitlines()
+    assert len(lines) >= 3  # the two that finished and the one that failed are kept
+    assert sum(1 for ln in lines if json.loads(ln)["error"] is None) >= 2
