@@ -67,6 +67,9 @@ class Endpoint:
         return b
 
 
+_ATTEMPTS = 4
+
+
 class _StampingHandler(ResponseHandler):
     """aiohttp's protocol, noting when each socket read arrived."""
 
@@ -152,7 +155,7 @@ async def stream_request(
     clock = time.perf_counter_ns
     body = endpoint.body(prompt, rec.max_tokens)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout_s)
-    for attempt in range(2):
+    for attempt in range(_ATTEMPTS):
         st = _Stream(rec)
         rec.send_ns = clock() - t0_ns
         try:
@@ -182,8 +185,9 @@ async def stream_request(
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
             # A stale pooled keep-alive connection the server had closed shows up as a
             # disconnect or "Can not write request body": the server never saw this
-            # request, so retry once on a fresh connection, never after a response began.
-            if attempt == 0 and rec.http_status is None:
+            # request, so retry (each stale connection is dropped from the pool; several can
+            # be stale at once), never after a response began.
+            if attempt < _ATTEMPTS - 1 and rec.http_status is None:
                 rec.retries += 1
                 continue
             rec.error = f"{type(e).__name__}: {e}"

@@ -35,7 +35,7 @@ class RequestRecord:
     malformed_events: int = 0
     error: str | None = None
     in_flight_at_send: int = 0  # concurrent requests when this one was sent
-    retries: int = 0  # resent once after a stale pooled connection failed before any response
+    retries: int = 0  # resends after a stale pooled connection failed before any response
 
     @property
     def ok(self) -> bool:

@@ -18,18 +18,26 @@ def read_sweep(summary: dict[str, Any]) -> list[str]:
     out = []
     # 1. Memory- or compute-bound: does a step get slower as streams share it?
     if len(lv) > 1 and cn > c1:
-        growth = tn / t1
-        share = growth / (cn / c1)  # 1.0: the step grows with the batch; ~0: it is shared
-        if share > 0.6:
+        growth, ratio = tn / t1, cn / c1
+        # Marginal cost of a stream: 0 if the batch shares the whole step (a pure weight
+        # read, memory-bound), 1 if every stream adds a full step of work (compute-bound).
+        share = (growth - 1) / (ratio - 1)
+        if share >= 0.4:
             bound = (
-                f"each step got {growth:.2g}x longer for {cn / c1:g}x the streams, so the work "
-                "grows with the batch: decode here is compute-bound (dequantising and "
-                "multiplying on the CPU), not limited by reading the weights"
+                f"each step got {growth:.2g}x longer for {ratio:g}x the streams (each extra "
+                f"stream costs {share:.0%} of a lone step), so the work grows with the batch: "
+                "decode here is compute-bound (dequantising and multiplying on the CPU), "
+                "not limited by the shared weight read"
+            )
+        elif share <= 0.15:
+            bound = (
+                f"each step got only {growth:.2g}x longer for {ratio:g}x the streams: the "
+                "weight read is shared by the batch, so decode here is memory-bound"
             )
         else:
             bound = (
-                f"each step got only {growth:.2g}x longer for {cn / c1:g}x the streams: the "
-                "weight read is shared by the batch, so decode here is memory-bound"
+                f"each step got {growth:.2g}x longer for {ratio:g}x the streams (each extra "
+                f"stream costs {share:.0%} of a lone step): partly shared, partly compute"
             )
         out.append(f"Bound: {bound}.")
         out.append(

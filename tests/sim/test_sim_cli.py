@@ -1,0 +1,159 @@
+"""`inferlab simulate` and `inferlab plan` from the command line, and their bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SWEEP_DIR = Path(__file__).parents[1] / "data"
+
+
+def test_simulate_writes_bench_schema(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli(
+        "simulate",
+        "--model",
+        "llama-3-8b",
+        "--hardware",
+        "h100-sxm",
+        "--policy",
+        "continuous",
+        "--users",
+        "30",
+        "--output-tokens",
+        "100",
+        "--inject-prompt",
+        "8000@0.2s",
+        "--chunked-prefill",
+        "512",
+        "--out",
+        str(tmp_path),
+    )
+    assert code == 0, err
+    assert "injected 8000-token prompt" in out
+    s = json.loads((tmp_path / "summary.json").read_text())
+    lv = s["levels"][0]
+    for key in ("ttft_s", "tpot_s", "e2e_s", "gap_s", "stall_count", "output_tokens_per_s_total"):
+        assert key in lv
+    assert lv["requests_ok"] == 31 and s["utilisation"]["rows"]
+    code, _, _ = run_cli("report", str(tmp_path))  # simulated runs render like measured ones
+    assert code == 0 and (tmp_path / "report.html").exists()
+
+
+def test_simulate_calibrated(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text((SWEEP_DIR / "llama_cpu_sweep_summary.json").read_text())
+    code, out, err = run_cli(
+        "simulate",
+        "--calibrate",
+        str(run),
+        "--calibrate-levels",
+        "c=1,c=16",
+        "--users",
+        "4",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "64",
+        "--json",
+    )
+    assert code == 0, err
+    assert '"step_time_model": "fitted"' in out
+
+
+def test_rate_zero(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli(
+        "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "0/s"
+    )
+    assert code == 2 and "rate must be positive" in err
+
+
+def test_kv_cache_too_small(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli(
+        "simulate",
+        "--model",
+        "llama-3-8b",
+        "--hardware",
+        "h100-sxm",
+        "--users",
+        "1",
+        "--prompt-tokens",
+        "8000",
+        "--kv-capacity",
+        "100MB",
+    )
+    assert code == 2 and "cannot hold even one request" in err
+
+
+def test_no_load_given(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli("simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm")
+    assert code == 2 and "--users" in err
+
+
+def test_plan_sizes_a_fleet(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli(
+        "plan",
+        "--model",
+        "llama-3-70b",
+        "--hardware",
+        "h100-sxm",
+        "--tp",
+        "4",
+        "--rate",
+        "50/s",
+        "--prompt-tokens",
+        "1000",
+        "--output-tokens",
+        "300",
+        "--slo",
+        "ttft_p99=1s,tpot_p99=50ms",
+        "--gpu-hour",
+        "3",
+        "--sim-duration",
+        "20",
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["max_rate_per_replica_per_s"] > 1
+    assert d["replicas"] == -(-50 // d["max_rate_per_replica_per_s"])
+    assert d["gpus"] == 4 * d["replicas"]
+    assert d["binding_constraint"] in (
+        "TTFT",
+        "TPOT",
+        "memory (KV cache: preemptions)",
+        "throughput (queue grows without bound)",
+    )
+    assert d["usd_per_million_output_tokens"] > 0
+
+
+def test_plan_unreachable_slo(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli(
+        "plan",
+        "--model",
+        "llama-3-70b",
+        "--hardware",
+        "h100-sxm",
+        "--tp",
+        "4",
+        "--rate",
+        "5/s",
+        "--slo",
+        "tpot_p99=1ms",
+    )
+    assert code == 2 and "unreachable at any rate" in err
+
+
+def test_plan_bad_slo(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli(
+        "plan",
+        "--model",
+        "llama-3-8b",
+        "--hardware",
+        "h100-sxm",
+        "--rate",
+        "5/s",
+        "--slo",
+        "latency=1s",
+    )
+    assert code == 2 and "ttft_p99=1s" in err
