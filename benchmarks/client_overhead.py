@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -26,29 +24,7 @@ import numpy as np
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
 from inferlab.bench.records import read_records
 from inferlab.bench.runner import Level
-
-
-def start_fake(tpot: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "inferlab.testing.fake_server",
-            "--port",
-            "0",
-            "--ttft",
-            "0",
-            "--tpot",
-            str(tpot),
-            "--slow-every",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    port = int(proc.stdout.readline().split()[1])
-    return proc, f"http://127.0.0.1:{port}/v1"
+from inferlab.testing.fake_server import running_fake_server
 
 
 def one(url: str, concurrency: int, requests: int, tokens: int, out: Path) -> dict[str, float]:
@@ -90,18 +66,17 @@ def main() -> None:
     p.add_argument("--tokens", type=int, default=200)
     p.add_argument("--requests", type=int, default=64)
     a = p.parse_args()
-    proc, url = start_fake(tpot=0.0)
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for c in (1, 64, 512):
-                n = max(a.requests, c)
-                t = time.perf_counter()
-                row = one(url, c, n, a.tokens, Path(tmp) / f"c{c}")
-                row["wall_s"] = time.perf_counter() - t
-                rows.append(row)
-    finally:
-        proc.terminate()
+    with (
+        running_fake_server(ttft=0.0, tpot=0.0, slow_every=0) as url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        for c in (1, 64, 512):
+            n = max(a.requests, c)
+            t = time.perf_counter()
+            row = one(url, c, n, a.tokens, Path(tmp) / f"c{c}")
+            row["wall_s"] = time.perf_counter() - t
+            rows.append(row)
     try:
         import uvloop
 

@@ -60,39 +60,33 @@ def _split(text: str, kind: str) -> tuple[float, str]:
     return float(m.group(1)), m.group(2)
 
 
-def parse_bytes(text: str | float) -> float:
-    """'16GB' -> 16e9, '128KiB' -> 131072, '16 GiB' -> 17179869184."""
+def _prefixed(text: str | float, kind: str, pattern: str, prefixes: dict[str, float]) -> float:
+    """A number, then a unit whose first group is a prefix looked up in `prefixes`."""
     if isinstance(text, int | float):
         return float(text)
-    value, unit = _split(text, "bytes")
-    if unit == "":
-        return value
-    m = re.fullmatch(r"([kKMGTP]i?)?B", unit)
+    value, unit = _split(text, kind)
+    if unit == "" and kind == "bytes":
+        return value  # a plain number of bytes
+    m = re.fullmatch(pattern, unit)
     if not m:
-        raise _fail(text, "bytes")
-    return value * _BYTE_PREFIX[m.group(1) or ""]
+        raise _fail(text, kind)
+    return value * prefixes[m.group(1) or ""]
+
+
+def parse_bytes(text: str | float) -> float:
+    """'16GB' -> 16e9, '128KiB' -> 131072, '16 GiB' -> 17179869184."""
+    return _prefixed(text, "bytes", r"([kKMGTP]i?)?B", _BYTE_PREFIX)
 
 
 def parse_bandwidth(text: str | float) -> float:
     """'3.35TB/s' -> 3.35e12 bytes per second."""
-    if isinstance(text, int | float):
-        return float(text)
-    value, unit = _split(text, "bandwidth")
-    m = re.fullmatch(r"([kKMGTP]i?)?B/s", unit)
-    if not m:
-        raise _fail(text, "bandwidth")
-    return value * _BYTE_PREFIX[m.group(1) or ""]
+    return _prefixed(text, "bandwidth", r"([kKMGTP]i?)?B/s", _BYTE_PREFIX)
 
 
 def parse_flops(text: str | float) -> float:
     """'989TFLOPS' -> 9.89e14 FLOP per second."""
-    if isinstance(text, int | float):
-        return float(text)
-    value, unit = _split(text, "flops")
-    m = re.fullmatch(r"([kKMGTPE]?)(?:FLOPS|FLOP/s|flops|flop/s|OPS|TOPS)", unit)
-    if not m:
-        raise _fail(text, "flops")
-    return value * _SI_PREFIX[m.group(1)]
+    pattern = r"([kKMGTPE]?)(?:FLOPS|FLOP/s|flops|flop/s|OPS|TOPS)"
+    return _prefixed(text, "flops", pattern, _SI_PREFIX)
 
 
 def parse_time(text: str | float) -> float:
@@ -141,6 +135,14 @@ _SI_STEPS = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0,
 
 def fmt_bytes(n: float, digits: int = 4) -> str:
     return _scaled(n, "B", _SI_STEPS, digits)
+
+
+def fmt_bytes_iec(n: float) -> str:
+    """SI first, IEC beside it when that reads better: '131.1 kB (128 KiB)'."""
+    for scale, unit in ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB")):
+        if n >= scale:
+            return f"{fmt_bytes(n)} ({n / scale:.4g} {unit})"
+    return fmt_bytes(n)
 
 
 def fmt_bandwidth(n: float, digits: int = 4) -> str:

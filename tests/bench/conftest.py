@@ -2,41 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
+from inferlab.testing.fake_server import running_fake_server as fake_server
 
-@contextmanager
-def fake_server(ttft: float, tpot: float, slow_every: int = 10) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "inferlab.testing.fake_server",
-            "--port",
-            "0",
-            "--ttft",
-            str(ttft),
-            "--tpot",
-            str(tpot),
-            "--slow-every",
-            str(slow_every),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("PORT "), line
-        yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+__all__ = ["fake_server"]
 
 
 @pytest.fixture(scope="module")

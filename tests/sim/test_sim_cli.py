@@ -157,3 +157,35 @@ def test_plan_bad_slo(run_cli) -> None:  # type: ignore[no-untyped-def]
         "latency=1s",
     )
     assert code == 2 and "ttft_p99=1s" in err
+
+
+def test_report_measured_and_simulated_side_by_side(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    measured = tmp_path / "measured"
+    measured.mkdir()
+    (measured / "summary.json").write_text((SWEEP_DIR / "llama_cpu_sweep_summary.json").read_text())
+    simulated = tmp_path / "simulated"
+    code, _, err = run_cli(
+        "simulate",
+        "--calibrate",
+        str(measured),
+        "--calibrate-levels",
+        "c=1,c=16",
+        "--users",
+        "4",
+        "--requests-per-user",
+        "4",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "64",
+        "--stagger",
+        "0.5s",
+        "--out",
+        str(simulated),
+    )
+    assert code == 0, err
+    chart = tmp_path / "both.png"
+    code, out, err = run_cli("report", str(measured), str(simulated), "--compare", str(chart))
+    assert code == 0, err
+    assert "(measured)" in out and "(simulated)" in out
+    assert chart.stat().st_size > 10_000

@@ -14,21 +14,12 @@ from inferlab.commands.common import (
     BANDWIDTH,
     FLOPS,
     TIME,
+    float_list,
     int_list,
     resolve_cost,
     resolve_hardware,
 )
 from inferlab.errors import InferlabError
-
-
-def float_list(text: str) -> list[float]:
-    try:
-        values = [float(x.rstrip("/s")) for x in text.split(",") if x.strip()]
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{text!r}: write rates like 4,8,16") from e
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: rates must be positive")
-    return values
 
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:

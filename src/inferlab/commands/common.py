@@ -39,14 +39,24 @@ COUNT = unit_arg(units.parse_count)
 RATE = unit_arg(units.parse_rate)
 
 
-def int_list(text: str) -> list[int]:
+def _number_list(text: str, cast: Callable[[str], float], example: str) -> list[Any]:
     try:
-        values = [int(x) for x in text.split(",") if x.strip()]
+        values = [cast(x.strip()) for x in text.split(",") if x.strip()]
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{text!r}: write whole numbers, e.g. 1,2,4,8") from e
+        raise argparse.ArgumentTypeError(f"{text!r}: write numbers like {example}") from e
     if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: give positive whole numbers, e.g. 1,2,4")
+        raise argparse.ArgumentTypeError(f"{text!r}: give positive numbers, e.g. {example}")
     return values
+
+
+def int_list(text: str) -> list[int]:
+    """'1,2,4,8' -> [1, 2, 4, 8] (concurrency levels)."""
+    return _number_list(text, int, "1,2,4,8")
+
+
+def float_list(text: str) -> list[float]:
+    """'4,8,16' or '4/s,8/s' -> [4.0, 8.0] (request rates)."""
+    return _number_list(text, lambda x: float(x.removesuffix("/s")), "4,8,16")
 
 
 def add_output(p: argparse.ArgumentParser) -> None:

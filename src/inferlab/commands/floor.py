@@ -25,6 +25,7 @@ from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 from inferlab.units import fmt_bandwidth as fbw
 from inferlab.units import fmt_bytes as fb
+from inferlab.units import fmt_bytes_iec
 from inferlab.units import fmt_flops as ffl
 from inferlab.units import fmt_pct as fpct
 from inferlab.units import fmt_time as ft
@@ -68,7 +69,8 @@ def _decode_explain(c: ModelCost, hw: HardwareSpec, p: DecodePoint) -> list[str]
             if c.source.endswith("stated") or c.name == "stated"
             else " (dense + head; embedding reads 1 row per sequence; MoE: experts touched)"
         ),
-        f"KV per sequence    = {fb(c.kv_bytes_per_token)}/token x {c.cached_tokens(p.context)} "
+        f"KV per sequence    = {fmt_bytes_iec(c.kv_bytes_per_token)}/token x "
+        f"{c.cached_tokens(p.context)} "
         f"tokens = {fb(p.kv_bytes_per_sequence)}",
         f"bytes per step     = {fb(p.weight_bytes_per_step)} + {p.batch} x "
         f"{fb(p.kv_bytes_per_sequence)} = {fb(p.bytes_per_step)}",
@@ -139,7 +141,7 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
         ("hardware", f"{hw.name}" + (f" (TP {args.tp})" if args.tp > 1 else "")),
         ("weights resident", fb(c.weight_bytes_resident)),
         ("weights per step", fb(p.weight_bytes_per_step)),
-        ("KV per token", fb(c.kv_bytes_per_token)),
+        ("KV per token", fmt_bytes_iec(c.kv_bytes_per_token)),
         ("KV per step", f"{fb(p.kv_bytes_total)} ({args.batch} x {args.context} tokens)"),
         ("bytes per step", fb(p.bytes_per_step)),
         ("decode step", f"{ft(p.step_time_s)} ({p.step.bound}-bound)"),

@@ -13,6 +13,12 @@ from inferlab.errors import InferlabError
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="re-render a run's report from its records and summary")
     p.add_argument("dirs", nargs="+", type=Path, help="run folders (records.jsonl, summary.json)")
+    p.add_argument(
+        "--compare",
+        type=Path,
+        default=Path("compare.png"),
+        help="with several runs: their side-by-side chart (compare.png)",
+    )
     p.set_defaults(run=run)
 
 
@@ -60,11 +66,18 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.report.console import print_sweep
     from inferlab.report.reading import read_sweep
 
+    loaded = []
     for d in args.dirs:
         summary = load_summary(d)
-        print(f"== {d}")
+        kind = "simulated" if summary.get("simulated") else "measured"
+        print(f"== {d} ({kind})")
         print_sweep(summary)
         for line in read_sweep(summary):
             print(line)
         print(f"report: {render_run(d, summary)}")
+        loaded.append((f"{d.name} ({kind})", summary))
+    if len(loaded) > 1:
+        from inferlab.report.plots import compare_runs
+
+        print(f"side by side: {compare_runs(loaded, args.compare)}")
     return 0

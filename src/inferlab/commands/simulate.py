@@ -52,6 +52,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g = p.add_argument_group("load")
     g.add_argument("--users", type=int, help="closed loop: this many users, back to back")
     g.add_argument("--requests-per-user", type=int, default=1)
+    g.add_argument(
+        "--stagger",
+        type=TIME,
+        default=0.0,
+        help="spread the users' first requests over this window (0: all at once)",
+    )
     g.add_argument("--rate", type=RATE, help="open loop: arrivals per second, e.g. 5/s")
     g.add_argument("--arrival", choices=["poisson", "gamma"], default="poisson")
     g.add_argument("--gamma-shape", type=float, default=0.5, help="< 1 is burstier (0.5)")

@@ -17,7 +17,10 @@ import argparse
 import asyncio
 import contextlib
 import json
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +185,39 @@ async def serve(script: Script, port: int) -> None:
     port = runner.addresses[0][1]
     print(f"PORT {port}", flush=True)
     await asyncio.Event().wait()
+
+
+@contextlib.contextmanager
+def running_fake_server(
+    ttft: float = 0.05, tpot: float = 0.02, slow_every: int = 10
+) -> Iterator[str]:
+    """Start the fake server in its own process on a free port; yield its /v1 base URL."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "inferlab.testing.fake_server",
+            "--port",
+            "0",
+            "--ttft",
+            str(ttft),
+            "--tpot",
+            str(tpot),
+            "--slow-every",
+            str(slow_every),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"fake server did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def main() -> None:
