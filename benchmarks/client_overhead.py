@@ -1,5 +1,9 @@
 """Client overhead: how many tokens/s the bench client ingests, and how late it stamps them.
 
+Part 1 chose the HTTP library: the same streaming loop (POST, read chunks,
+SSE-parse, stamp each event) on aiohttp and on httpx, at concurrency 64,
+tokens ingested per second of client CPU.
+
 Against the scripted fake server emitting tokens as fast as it can (TPOT 0),
 at concurrency 1, 64 and 512, in one run:
   - tokens per second of client CPU (the client's ingest rate on one core),
@@ -13,11 +17,13 @@ at concurrency 1, 64 and 512, in one run:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -61,6 +67,58 @@ def one(url: str, concurrency: int, requests: int, tokens: int, out: Path) -> di
     }
 
 
+async def _ingest(lib: str, url: str, concurrency: int, requests: int, tokens: int) -> int:
+    """Stream `requests` completions through `lib`; return the events parsed."""
+    from inferlab.bench.sse import SSEParser
+
+    body = {"model": "fake", "prompt": "a b c", "max_tokens": tokens, "stream": True}
+    count = 0
+    queue = iter(range(requests))
+
+    async def one_aiohttp(session: Any) -> None:
+        nonlocal count
+        for _ in queue:
+            parser = SSEParser()
+            async with session.post(f"{url}/completions", json=body) as r:
+                async for chunk in r.content.iter_any():
+                    for _ev in parser.feed(chunk):
+                        time.perf_counter_ns()
+                        count += 1
+
+    async def one_httpx(client: Any) -> None:
+        nonlocal count
+        for _ in queue:
+            parser = SSEParser()
+            async with client.stream("POST", f"{url}/completions", json=body) as r:
+                async for chunk in r.aiter_raw():
+                    for _ev in parser.feed(chunk):
+                        time.perf_counter_ns()
+                        count += 1
+
+    if lib == "aiohttp":
+        import aiohttp
+
+        conn = aiohttp.TCPConnector(limit=concurrency)
+        async with aiohttp.ClientSession(connector=conn) as session:
+            await asyncio.gather(*(one_aiohttp(session) for _ in range(concurrency)))
+    else:
+        import httpx
+
+        limits = httpx.Limits(max_connections=concurrency)
+        async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+            await asyncio.gather(*(one_httpx(client) for _ in range(concurrency)))
+    return count
+
+
+def compare_libraries(url: str, tokens: int) -> list[tuple[str, float]]:
+    out = []
+    for lib in ("aiohttp", "httpx"):
+        cpu = time.process_time()
+        events = event_loop_runner()(_ingest(lib, url, 64, 128, tokens))
+        out.append((lib, events / (time.process_time() - cpu)))
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tokens", type=int, default=200)
@@ -71,6 +129,7 @@ def main() -> None:
         running_fake_server(ttft=0.0, tpot=0.0, slow_every=0) as url,
         tempfile.TemporaryDirectory() as tmp,
     ):
+        libs = compare_libraries(url, a.tokens)
         for c in (1, 64, 512):
             n = max(a.requests, c)
             t = time.perf_counter()
@@ -83,6 +142,9 @@ def main() -> None:
         loop = f"uvloop {uvloop.__version__}"
     except ImportError:
         loop = "asyncio"
+    print("HTTP library, same streaming loop at concurrency 64 (events per client CPU-second):")
+    for lib, rate in libs:
+        print(f"  {lib:<8} {rate:>10.0f}")
     print(f"client overhead, fake server at full speed, {a.tokens} tokens/request, loop: {loop}")
     print(
         f"{'conc':>5} {'tokens':>8} {'tok/CPU-s':>10} {'tok/wall-s':>11} {'late p50 ms':>12} "
