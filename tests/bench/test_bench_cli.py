@@ -86,3 +86,50 @@ def test_api_key_is_never_written(run_cli, fake_url: str, tmp_path: Path, monkey
     assert code == 0
     for f in tmp_path.iterdir():
         assert "sk-secret-123" not in f.read_text()
+
+
+def test_ctrl_c_keeps_records_and_writes_summary(fake_url: str, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "inferlab.cli",
+            "bench",
+            "--url",
+            fake_url,
+            "--concurrency",
+            "2",
+            "--requests-per-level",
+            "200",
+            "--output-tokens",
+            "20",
+            "--out",
+            str(out),
+            "--no-plots",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    records = out / "records.jsonl"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # wait until some requests have completed
+        if records.exists() and len(records.read_text().splitlines()) >= 6:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    s = json.loads((out / "summary.json").read_text())
+    assert s["interrupted"] is True
+    assert any(w["code"] == "interrupted" for w in s["warnings"])
+    done = len(records.read_text().splitlines())
+    assert done >= 6
+    assert s["levels"][0]["requests_ok"] + s["levels"][0]["requests_warmup"] >= done - 2
