@@ -273,3 +273,17 @@ def test_Q7_c_attention_and_mlp(run_json) -> None:  # type: ignore[no-untyped-de
     d = run_json("amdahl", "0.3:3", "0.5:2")
     assert d["new_time_fraction"] == approx(0.55)
     assert d["speedup"] == approx(1.82)
+
+
+def test_Q6_b_price_from_the_floor_at_batch_64(run_json) -> None:  # type: ignore[no-untyped-def]
+    d = run_json("floor", *CARD, "--batch", "64", "--context", "4096", "--gpu-hour", "3")
+    assert d["tokens_per_s_total"] == approx(4300)  # 4,257 at the floor; the card rounds
+    assert d["usd_per_million_tokens"] == approx(3 / (d["tokens_per_s_total"] * 3600) * 1e6)
+    assert d["usd_per_million_tokens"] == pytest.approx(0.19, rel=0.04)
+
+
+def test_L16_e_halving_kv_wins_at_large_batch_and_context(run_json) -> None:  # type: ignore[no-untyped-def]
+    # "halving cache bytes matters more as batch or context grows"
+    d = run_json("floor", *CARD, "--batch", "64", "--context", "4096", "--levers")
+    step = {e["lever"].split(" (")[0]: e["step_time_s"] for e in d["levers"]}
+    assert step["halve KV bytes"] < step["halve weight bytes"]

@@ -161,3 +161,39 @@ def test_calibrated_on_two_levels_predicts_the_others_within_15_percent() -> Non
             continue
         tpot, _ = closed_loop(model, lv["concurrency"], w["prompt_tokens"], w["output_tokens"])
         assert tpot == pytest.approx(lv["tpot_s"]["p50"], rel=0.15), lv["label"]
+
+
+def test_trace_replay_and_gamma_arrivals(tmp_path: Path, card_model: RooflineStepTime) -> None:
+    from inferlab.sim.workload import read_trace
+
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(
+        '{"arrival_s": 0.5, "prompt_tokens": 100, "output_tokens": 20}\n'
+        '{"arrival_s": 0.1, "prompt_tokens": 50, "output_tokens": 10}\n'
+    )
+    arr = read_trace(trace)
+    assert [a.arrival_s for a in arr] == [0.1, 0.5]  # replayed in time order
+    res = simulate(arr, card_model, Policy("continuous"))
+    assert sorted(len(res.token_times(r)) for r in res.requests) == [10, 20]
+    # Gamma arrivals keep the mean rate; shape < 1 is burstier than Poisson.
+    rng = random.Random(3)
+    g = open_loop(50, 200, Lengths(1, 1), Lengths(1, 1), rng, "gamma", 0.25)
+    p = open_loop(50, 200, Lengths(1, 1), Lengths(1, 1), random.Random(3))
+    assert len(g) == pytest.approx(len(p), rel=0.1)
+
+    def cv(a: list[Arrival]) -> float:
+        d = [y.arrival_s - x.arrival_s for x, y in zip(a, a[1:], strict=False)]
+        m = sum(d) / len(d)
+        return float((sum((x - m) ** 2 for x in d) / len(d)) ** 0.5 / m)
+
+    assert cv(g) > 1.5 * cv(p)
+
+
+def test_bad_trace_line(tmp_path: Path) -> None:
+    from inferlab.errors import InferlabError
+    from inferlab.sim.workload import read_trace
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"arrival_s": 1}\n')
+    with pytest.raises(InferlabError, match=r"t.jsonl:1: bad trace line"):
+        read_trace(trace)

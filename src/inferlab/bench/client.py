@@ -36,7 +36,6 @@ class Endpoint:
     api_key: str | None = field(default=None, repr=False)  # never written to results
     force_length: bool = True  # ignore_eos + min_tokens
     server_kind: str = "openai"  # "llamacpp", "vllm", ... (from /v1/models)
-    extra_body: tuple[tuple[str, Any], ...] = ()
 
     @property
     def url(self) -> str:
@@ -63,7 +62,6 @@ class Endpoint:
             b["min_tokens"] = max_tokens  # vLLM
         if self.server_kind == "llamacpp":
             b["cache_prompt"] = False  # never reuse a slot's cached prefix
-        b.update(dict(self.extra_body))
         return b
 
 

@@ -20,6 +20,7 @@ from inferlab.physics.decode import DecodePoint, compute_bound_batch, decode_poi
 from inferlab.physics.levers import levers
 from inferlab.physics.measured import check_claim, utilisation
 from inferlab.physics.prefill import prefill_stall
+from inferlab.physics.price import price_per_million
 from inferlab.physics.roofline import launch_overhead_s, ridge_point
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
@@ -47,6 +48,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--target-tokens-per-s", type=float, help="a per-user rate you want to promise")
     p.add_argument("--claimed-tokens-per-s", type=float, help="a per-user rate someone measured")
     p.add_argument("--levers", action="store_true", help="rank what each lever does here")
+    p.add_argument("--draft-tokens", type=int, default=4, help="speculative decoding: k (4)")
+    p.add_argument("--acceptance", type=float, default=0.7, help="draft acceptance rate (0.7)")
+    p.add_argument(
+        "--draft-cost",
+        type=float,
+        default=0.05,
+        help="a draft step as a fraction of a target step (0.05)",
+    )
+    p.add_argument("--gpu-hour", type=float, help="$ per GPU-hour: price per million at this point")
     add_output(p)
     p.set_defaults(run=run)
 
@@ -279,6 +289,23 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
                 )
             )
 
+    if args.gpu_hour is not None:
+        price = price_per_million(args.gpu_hour, p.tokens_per_s_total, args.tp)
+        d["usd_per_gpu_hour"] = args.gpu_hour
+        d["usd_per_million_tokens"] = price.usd_per_million_tokens
+        rows.append(
+            (
+                "price at the floor",
+                f"${price.usd_per_million_tokens:.4g} per million tokens "
+                f"({args.tp} GPU(s) at ${args.gpu_hour:g}/h, {p.tokens_per_s_total:.4g} tok/s)",
+            )
+        )
+        explain.append(
+            f"price              = ${args.gpu_hour:g}/h x {args.tp} / "
+            f"({p.tokens_per_s_total:.4g} tok/s x 3600 s) x 1e6 = "
+            f"${price.usd_per_million_tokens:.4g}"
+        )
+
     ceiling = p.tokens_per_s_per_user
     for flag, label in (("target_tokens_per_s", "target"), ("claimed_tokens_per_s", "claimed")):
         rate = getattr(args, flag)
@@ -302,7 +329,20 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
             rows.extend(("  usual cause", cause) for cause in chk.causes)
 
     if args.levers:
-        _, effects = levers(c, hw, args.batch, args.context, ovh)
+        if args.draft_tokens < 1 or not 0 <= args.acceptance <= 1 or args.draft_cost < 0:
+            from inferlab.errors import InferlabError
+
+            raise InferlabError("--draft-tokens >= 1, --acceptance in [0, 1], --draft-cost >= 0")
+        _, effects = levers(
+            c,
+            hw,
+            args.batch,
+            args.context,
+            ovh,
+            args.draft_tokens,
+            args.acceptance,
+            args.draft_cost,
+        )
         d["levers"] = [
             {
                 "lever": e.lever,

@@ -1,5 +1,8 @@
 """GPU ceilings through torch or cupy, when one is installed and sees a device (optional).
 
+Neither is a dependency (uv would pull a multi-GB CUDA build); install one beside
+inferlab on a GPU machine and `inferlab probe` uses it.
+
 Timed with device events, so the clock stops only when the work is done: a
 host timer without synchronisation measures the launch, not the kernel.
 """
@@ -53,12 +56,55 @@ def _torch_probe(torch: Any, repeats: int = 10) -> GpuResult:
     )
 
 
+def _cupy_probe(cp: Any, repeats: int = 10) -> GpuResult:
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    n = 1 << 30
+    a = cp.random.standard_normal(n // 4, dtype=cp.float32)
+    b = cp.empty_like(a)
+
+    def timed(fn: Any) -> float:
+        fn()  # warm-up
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(repeats):
+            fn()
+        end.record()
+        end.synchronize()
+        return float(cp.cuda.get_elapsed_time(start, end)) / 1e3 / repeats
+
+    t_copy = timed(lambda: cp.copyto(b, a))
+    t_read = timed(lambda: a.sum())
+    m = 8192
+    # cupy has no bf16: fp16 matmul runs on the same tensor cores at the same dense rate.
+    x = cp.random.standard_normal((m, m), dtype=cp.float32).astype(cp.float16)
+    y = cp.random.standard_normal((m, m), dtype=cp.float32).astype(cp.float16)
+    t_mm = timed(lambda: x @ y)
+    name = props["name"]
+    return GpuResult(
+        name=name.decode() if isinstance(name, bytes) else str(name),
+        memory_bytes=float(props["totalGlobalMem"]),
+        copy_bytes_per_s=2 * n / t_copy,
+        read_bytes_per_s=n / t_read,
+        bf16_flops_per_s=2 * m**3 / t_mm,
+        library=f"cupy {cp.__version__} (fp16 matmul)",
+    )
+
+
 def probe_gpu() -> GpuResult | None:
-    """None when no GPU library or device is present (the common case here)."""
+    """torch if it sees a GPU, else cupy; None when neither does (the common case here)."""
     try:
         import torch
+
+        if torch.cuda.is_available():
+            return _torch_probe(torch)
     except ImportError:
+        pass
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return _cupy_probe(cupy)
+    except Exception:  # cupy raises its own CUDA errors when no driver or device is present
         return None
-    if not torch.cuda.is_available():
-        return None
-    return _torch_probe(torch)
+    return None

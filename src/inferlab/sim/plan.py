@@ -128,13 +128,7 @@ def plan_fleet(
     gpus = replicas * tp
     usd = None
     if usd_per_gpu_hour is not None:
-        out_tokens_per_s = (
-            target_rate * output.low
-            if not output.values
-            else target_rate * (sum(output.values) / len(output.values))
-        )
-        if output.low != output.high and not output.values:
-            out_tokens_per_s = target_rate * (output.low + output.high) / 2
+        out_tokens_per_s = target_rate * output.mean
         usd = price_per_million(usd_per_gpu_hour, out_tokens_per_s, gpus).usd_per_million_tokens
     return Plan(lo, binding, replicas, gpus, usd, sorted(points, key=lambda p: p.rate_per_s))
 

@@ -48,6 +48,10 @@ class Lengths:
                 f"cannot read lengths {text!r}: write N, LOW:HIGH or a file of numbers"
             ) from e
 
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / len(self.values) if self.values else (self.low + self.high) / 2
+
     def sample(self, rng: random.Random) -> int:
         if self.values:
             return rng.choice(self.values)
