@@ -120,7 +120,12 @@ def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Any:
         tokens = int(cap // cost.kv_bytes_per_token)
     if args.max_batch < 1 or (args.chunked_prefill is not None and args.chunked_prefill < 1):
         raise InferlabError("--max-batch and --chunked-prefill must be >= 1")
-    return Policy(args.policy, args.max_batch, args.chunked_prefill, tokens, args.block_tokens)
+    chunk = args.chunked_prefill
+    if chunk is None and args.calibrate:
+        from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
+
+        chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
+    return Policy(args.policy, args.max_batch, chunk, tokens, args.block_tokens)
 
 
 def run(args: argparse.Namespace) -> int:
