@@ -209,3 +209,25 @@ def test_floor_comparison_and_ceiling(fake_url: str, tmp_path: Path) -> None:
     fast = Floor(ModelCost.stated(100e9), with_overrides(STATED, 1e12, 1e15))
     res = bench(fake_url, tmp_path / "b", n=3, out_tokens=20, floor=fast)
     assert "above_ceiling" in codes(res)
+
+
+def test_rate_mode_client_queueing_is_queue_delay_not_ttft(tmp_path: Path) -> None:
+    # 2 connections, ~0.5 s per request, 20 arrivals/s: most requests must wait in the
+    # client. That wait is queue delay; TTFT stays the server's 30 ms.
+    with fake_server(ttft=0.03, tpot=0.05, slow_every=0) as url:
+        cfg = BenchConfig(
+            url=url,
+            model="fake",
+            levels=[Level("rate", 20.0)],
+            requests_per_level=8,
+            warmup=0,
+            prompt_tokens=4,
+            output_tokens=10,
+            max_connections=2,
+            out_dir=tmp_path,
+        )
+        res = event_loop_runner()(run_benchmark(cfg))
+    lv = res.summary["levels"][0]
+    assert lv["requests_ok"] == 8
+    assert lv["queue_delay_s"]["max"] > 0.5
+    assert lv["ttft_s"]["p99"] == pytest.approx(0.03, abs=0.01)

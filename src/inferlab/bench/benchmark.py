@@ -54,6 +54,9 @@ class BenchConfig:
     stall_factor: float = 5.0
     lag_threshold_s: float = 0.005
     seed: int = 0
+    # Open connections at most (default: the highest concurrency, at least 64, plus a margin).
+    # In rate mode a request beyond it waits in the client, recorded as queue delay.
+    max_connections: int | None = None
     out_dir: Path = Path("results/run")
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
@@ -204,7 +207,8 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     started = time.time()
     t0_ns = time.perf_counter_ns()
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
-    connector = make_connector(max(top, 64) + 8)
+    limit = cfg.max_connections or max(top, 64) + 8
+    connector = make_connector(limit)
     runs: list[LevelRun] = []
     info: ServerInfo | None = None
     model = cfg.model or ""
@@ -253,6 +257,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
                     next_id,
                     hooks.request_done,
                     seed=cfg.seed + next_id,
+                    max_in_flight=limit,
                 )
                 next_id += n
                 summary = build_summary(cfg, info, model, runs, started, run_warnings, False, t0_ns)

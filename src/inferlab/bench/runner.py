@@ -77,7 +77,7 @@ async def run_level(
     first_id: int,
     on_done: Callable[[RequestRecord], None] = lambda r: None,
     seed: int = 0,
-    max_in_flight: int = 1024,
+    max_in_flight: int = 1024,  # the connection pool's size: more would queue unseen
 ) -> LevelRun:
     """Run len(prompts) requests, the first `warmup` of them marked warm-up, into `run`.
 
@@ -126,7 +126,9 @@ async def run_level(
                 tasks = []
 
                 async def gated(i: int, sched: int) -> None:
-                    async with sem:  # waiting here is client queueing, recorded as send - scheduled
+                    # Wait for a free connection HERE, before send_ns is stamped: waiting
+                    # inside the pool would be counted as TTFT instead of queue delay.
+                    async with sem:
                         await one(i, sched)
 
                 for i in range(len(prompts)):

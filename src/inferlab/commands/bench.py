@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         stall_factor=args.stall_factor,
         lag_threshold_s=args.lag_threshold,
         seed=args.seed,
+        max_connections=args.max_connections,
         out_dir=args.out or default_out(),
         floor=resolve_floor(args),
         command=["inferlab", *sys.argv[1:]],
