@@ -54,6 +54,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--url", required=True, help="OpenAI base URL, e.g. http://127.0.0.1:8080/v1")
     p.add_argument("--model", help="served model name (the server's first if omitted)")
     p.add_argument(
+        "--max-connections",
+        type=int,
+        help="open connections at most; rate mode queues the rest in the client",
+    )
+    p.add_argument(
         "--api-key-env",
         default="OPENAI_API_KEY",
         help="environment variable holding the API key (never written to results)",
