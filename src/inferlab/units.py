@@ -153,10 +153,6 @@ def fmt_flops(n: float, digits: int = 4) -> str:
     return _scaled(n, "FLOP/s", _SI_STEPS, digits)
 
 
-def fmt_flop(n: float, digits: int = 3) -> str:
-    return f"{n:.{digits}e} FLOP"
-
-
 def fmt_time(seconds: float, digits: int = 4) -> str:
     if seconds == 0:
         return "0 s"

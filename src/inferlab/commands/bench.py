@@ -14,10 +14,10 @@ from inferlab.commands.common import (
     BANDWIDTH,
     FLOPS,
     TIME,
+    cost_from,
     float_list,
+    hardware_from,
     int_list,
-    resolve_cost,
-    resolve_hardware,
 )
 from inferlab.errors import InferlabError
 
@@ -90,20 +90,11 @@ def resolve_floor(args: argparse.Namespace) -> Any:
         return None
     if model is None:
         raise InferlabError("a floor needs --floor-model or --floor-gguf beside its hardware")
-    ns = argparse.Namespace(
-        model=model,
-        weight_dtype=args.floor_weight_dtype,
-        kv_dtype=args.floor_kv_dtype,
-        weight_bytes=None,
-        kv_bytes_per_token=None,
-        params=None,
-        hardware=args.floor_hardware,
-        bandwidth=args.floor_bandwidth,
-        flops=args.floor_flops,
-        memory=None,
-        tp=args.floor_tp,
+    cost = cost_from(model, args.floor_weight_dtype, args.floor_kv_dtype)
+    hw = hardware_from(
+        args.floor_hardware, args.floor_bandwidth, args.floor_flops, tp=args.floor_tp
     )
-    return Floor(resolve_cost(ns), resolve_hardware(ns))
+    return Floor(cost, hw)
 
 
 def levels_from(args: argparse.Namespace, default: list[int]) -> list[Any]:

@@ -85,28 +85,55 @@ def add_hardware(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tp", type=int, default=1, help="tensor-parallel devices (bandwidths add)")
 
 
-def resolve_cost(args: argparse.Namespace) -> ModelCost:
-    if args.model:
+def cost_from(
+    model: str | None,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    weight_bytes: float | None = None,
+    kv_bytes_per_token: float | None = None,
+    params: float | None = None,
+) -> ModelCost:
+    """A model spec (preset, config.json, .gguf) with stated overrides, or stated numbers alone."""
+    if model:
         from inferlab.specs.model import resolve_model
 
-        cost = derive_cost(resolve_model(args.model), args.weight_dtype, args.kv_dtype)
-        return cost.with_overrides(args.weight_bytes, args.kv_bytes_per_token, args.params)
-    if args.weight_bytes is None:
+        cost = derive_cost(resolve_model(model), weight_dtype, kv_dtype)
+        return cost.with_overrides(weight_bytes, kv_bytes_per_token, params)
+    if weight_bytes is None:
         raise SpecError("name a --model, or state --weight-bytes (e.g. --weight-bytes 16GB)")
-    return ModelCost.stated(
-        args.weight_bytes, args.kv_bytes_per_token or 0.0, args.params, args.weight_dtype
+    return ModelCost.stated(weight_bytes, kv_bytes_per_token or 0.0, params, weight_dtype)
+
+
+def hardware_from(
+    hardware: str | None,
+    bandwidth: float | None = None,
+    flops: float | None = None,
+    memory: float | None = None,
+    tp: int = 1,
+) -> HardwareSpec:
+    """The whole device group: catalogue or stated figures, scaled for tensor parallelism."""
+    base = get_hardware(hardware) if hardware else STATED
+    hw = with_overrides(base, bandwidth, flops, memory)
+    if hw.bandwidth_bytes_per_s <= 0:
+        raise SpecError("name a --hardware (e.g. h100-sxm), or state --bandwidth (e.g. 3.35TB/s)")
+    if tp < 1:
+        raise SpecError("--tp must be 1 or more")
+    return hw.scaled(tp)
+
+
+def resolve_cost(args: argparse.Namespace) -> ModelCost:
+    return cost_from(
+        args.model,
+        args.weight_dtype,
+        args.kv_dtype,
+        args.weight_bytes,
+        args.kv_bytes_per_token,
+        args.params,
     )
 
 
 def resolve_hardware(args: argparse.Namespace) -> HardwareSpec:
-    """The whole device group: catalogue or stated figures, scaled for --tp."""
-    base = get_hardware(args.hardware) if args.hardware else STATED
-    hw = with_overrides(base, args.bandwidth, args.flops, args.memory)
-    if hw.bandwidth_bytes_per_s <= 0:
-        raise SpecError("name a --hardware (e.g. h100-sxm), or state --bandwidth (e.g. 3.35TB/s)")
-    if args.tp < 1:
-        raise SpecError("--tp must be 1 or more")
-    return hw.scaled(args.tp)
+    return hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
 
 
 def emit(

@@ -15,6 +15,7 @@ from inferlab.commands.common import (
     resolve_hardware,
     table,
 )
+from inferlab.errors import InferlabError
 from inferlab.physics.capacity import capacity
 from inferlab.physics.decode import DecodePoint, compute_bound_batch, decode_point
 from inferlab.physics.levers import levers
@@ -100,8 +101,6 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
     c = resolve_cost(args)
     hw = resolve_hardware(args)
     if args.batch < 1 or args.context < 0:
-        from inferlab.errors import InferlabError
-
         raise InferlabError("--batch must be >= 1 and --context >= 0")
     ovh = _overhead(args)
     p = decode_point(c, hw, args.batch, args.context, ovh)
@@ -330,8 +329,6 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
 
     if args.levers:
         if args.draft_tokens < 1 or not 0 <= args.acceptance <= 1 or args.draft_cost < 0:
-            from inferlab.errors import InferlabError
-
             raise InferlabError("--draft-tokens >= 1, --acceptance in [0, 1], --draft-cost >= 0")
         _, effects = levers(
             c,

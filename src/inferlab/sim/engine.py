@@ -82,7 +82,6 @@ def simulate(
     user_output: int = 0,
     user_prompt: int = 0,
     max_time_s: float = float("inf"),
-    timeline_every: int = 1,
     user_stagger_s: float = 0.0,
 ) -> SimResult:
     """Run arrivals (and `users` closed-loop users, each sending `user_requests`) to completion.
@@ -187,8 +186,7 @@ def simulate(
         plan = (chunks, decoders)
         busy = True
         steps += 1
-        if steps % timeline_every == 0:
-            timeline.append((t, len(decoders) + len(chunks), used_blocks(), len(waiting)))
+        timeline.append((t, len(decoders) + len(chunks), used_blocks(), len(waiting)))
         heapq.heappush(heap, (t + dt, next(seq), STEP_END, None))
 
     def finish_step(t: float) -> None:
