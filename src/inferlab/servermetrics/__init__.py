@@ -1,0 +1,1 @@
+"""What a server says about itself: its Prometheus /metrics, normalised across engines."""
