@@ -1,0 +1,82 @@
+"""A run folder holds one run: claiming one refuses to mix two runs' records.
+
+`claim_run_folder` is called once a command has validated its inputs. It
+refuses a folder that already holds a run (exit 2) unless the user asked to
+`--overwrite` it (the old run's files are removed first) or to `--append-run`
+(the new run goes into the next free `run-N/` sub-folder). Used as a context
+manager it removes a folder it created if the run fails before writing into
+it, so a refused or broken run leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from inferlab.errors import InferlabError
+
+# Any of these in a folder means a run lives there.
+RUN_MARKERS = ("records.jsonl", "summary.json", "watch.jsonl", "server_metrics.jsonl")
+MAX_SUBRUNS = 10_000
+
+
+class RunFolderError(InferlabError):
+    """--out names a file, or a folder that already holds a run."""
+
+
+def holds_run(folder: Path) -> bool:
+    return folder.is_dir() and any((folder / m).exists() for m in RUN_MARKERS)
+
+
+def _next_subrun(folder: Path) -> Path:
+    for n in range(1, MAX_SUBRUNS + 1):
+        candidate = folder / f"run-{n}"
+        if not candidate.exists():
+            return candidate
+    raise RunFolderError(f"{folder} already holds {MAX_SUBRUNS} sub-runs; choose another --out")
+
+
+def _clear_run(folder: Path) -> None:
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def resolve_run_folder(out: Path, overwrite: bool = False, append_run: bool = False) -> Path:
+    """The folder this run will write into; refuses to mix runs (nothing is created here)."""
+    if out.exists() and not out.is_dir():
+        raise RunFolderError(f"--out {out} is a file; give a folder (it is created if missing)")
+    if overwrite and append_run:
+        raise RunFolderError("give --overwrite or --append-run, not both")
+    if not holds_run(out):
+        return out
+    if append_run:
+        return _next_subrun(out)
+    if overwrite:
+        return out
+    raise RunFolderError(
+        f"--out {out} already holds a run; add --overwrite to replace it, "
+        "--append-run to add this run beside it (in a run-N/ sub-folder), or choose another folder"
+    )
+
+
+@contextlib.contextmanager
+def claim_run_folder(
+    out: Path, overwrite: bool = False, append_run: bool = False
+) -> Iterator[Path]:
+    """Create (or clear, with overwrite) the run folder; remove it again if the run dies empty."""
+    folder = resolve_run_folder(out, overwrite, append_run)
+    created = not folder.exists()
+    if not created and overwrite and holds_run(folder):
+        _clear_run(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield folder
+    except BaseException:
+        if created and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
