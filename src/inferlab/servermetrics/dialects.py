@@ -123,7 +123,8 @@ def _llamacpp(idx: _Index) -> dict[str, object]:
         idx.total(f"{p}prompt_tokens_cached_total"),
     )
     # Older builds published KV gauges; b11434 does not (then they stay None).
-    kv_used, kv_ratio = idx.total(f"{p}kv_cache_tokens"), idx.total(f"{p}kv_cache_usage_ratio")
+    kv_used = idx.total(f"{p}kv_cache_tokens")
+    kv_ratio = idx.total(f"{p}kv_cache_usage_ratio")
     capacity = kv_used / kv_ratio if kv_used is not None and kv_ratio else None
     return {
         "steps": idx.total(f"{p}n_decode_total"),
