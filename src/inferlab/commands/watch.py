@@ -69,9 +69,9 @@ def physics_from(args: argparse.Namespace) -> Physics:
 
 
 def metrics_url(args: argparse.Namespace) -> str:
-    from inferlab.watch.served import server_base
+    from inferlab.servermetrics.scrape import metrics_url as default_metrics_url
 
-    return args.metrics_url or server_base(args.url) + "/metrics"
+    return args.metrics_url or default_metrics_url(args.url)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -277,8 +277,10 @@ def _mfu(ph: Physics, gen: Quantity, prompt: Quantity, ctx: Quantity) -> Quantit
     if gen.value is None:
         return unknown("needs generated tokens/s: " + gen.basis.removeprefix("unknown: "))
     c = ph.cost
-    per_gen = c.flops_per_token(round(ctx.value)) if ctx.value is not None else 2 * (
-        c.matmul_params_per_token
+    per_gen = (
+        c.flops_per_token(round(ctx.value))
+        if ctx.value is not None
+        else 2 * (c.matmul_params_per_token)
     )
     flops = gen.value * per_gen + (prompt.value or 0.0) * c.prefill_flops(1)
     note = "" if prompt.value is not None else "; prompt tokens not published"
@@ -292,8 +294,10 @@ def _engine(d: Delta | None, ph: Physics, steps: Quantity) -> dict[str, Quantity
     if d is None or rb is None:
         why = "the engine publishes no estimate of bytes read (vLLM: --enable-mfu-metrics)"
         return {"engine_bytes_per_step": unknown(why), "engine_mbu": unknown(why)}
-    per_step = Quantity(rb / n, "engine's estimated read bytes / steps") if n else unknown(
-        "no engine steps in the window"
+    per_step = (
+        Quantity(rb / n, "engine's estimated read bytes / steps")
+        if n
+        else unknown("no engine steps in the window")
     )
     bw = rb / d.dt_s
     return {

@@ -7,6 +7,7 @@ than exported as 0 or NaN: absent is what Prometheus means by "no value".
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from inferlab.errors import InferlabError
@@ -70,7 +71,5 @@ class Exporter:
 
 
 def _remove(g: Any, labels: dict[str, str]) -> None:
-    try:
+    with contextlib.suppress(KeyError):  # never set: nothing to remove
         g.remove(labels["model"], labels["hardware"])
-    except KeyError:  # never set: nothing to remove
-        pass

@@ -66,7 +66,9 @@ class Frame:
 
 
 def _pct(q: Quantity) -> str:
-    return f"{q.value:.0%}" if q.value is not None else "?"
+    if q.value is None:
+        return "?"
+    return f"{q.value:.0%}" if abs(q.value) >= 0.1 else f"{q.value:.1%}"
 
 
 def reading(live: Live | None, util: Quantity, util_kind: str) -> str:
@@ -116,7 +118,7 @@ class Watcher:
         self.down_since: float | None = None
 
     def tick(self) -> Frame:
-        t_unix, t_mono = time.time(), time.monotonic()
+        t_unix, t_mono = time.time(), time.perf_counter()  # the scraper's clock
         util, kind = self.util()
         try:
             snap = self.scrape()

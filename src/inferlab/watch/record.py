@@ -8,7 +8,7 @@ the derived values. A crash or Ctrl-C loses at most the line being written.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,11 +34,11 @@ class Header:
     started_unix_s: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"record": HEADER, **{k: getattr(self, k) for k in self.__slots__}}
+        return {"record": HEADER, **{f.name: getattr(self, f.name) for f in fields(self)}}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Header:
-        return cls(**{k: d[k] for k in cls.__slots__})
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
 
     @classmethod
     def of(cls, url: str, ph: Physics, interval_s: float, window_s: float, t: float) -> Header:

@@ -128,7 +128,9 @@ def run_watch(
             frame = watcher.tick()
             frames += 1
             out.publish(frame)
-            if not cfg.tui and (frame.up != last_up or time.monotonic() - last_line >= cfg.window_s):
+            if not cfg.tui and (
+                frame.up != last_up or time.monotonic() - last_line >= cfg.window_s
+            ):
                 _headless_line(frame, log)
                 last_line, last_up = time.monotonic(), frame.up
     except KeyboardInterrupt:

@@ -26,7 +26,7 @@ def server_base(url: str) -> str:
 
 
 def model_names(models_json: dict[str, Any]) -> list[str]:
-    """Every id/model/name the listing gives, in order (OpenAI `data`, then Ollama-style `models`)."""
+    """Every id/model/name listed, in order (OpenAI `data`, then Ollama-style `models`)."""
     names: list[str] = []
     for item in models_json.get("data") or []:
         names += [item.get("id"), item.get("root")]

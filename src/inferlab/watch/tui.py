@@ -38,7 +38,7 @@ def _ms(q: Quantity) -> str:
     return f"{q.value * 1e3:.3g} ms" if q.value is not None else "?"
 
 
-def _bar(q: Quantity, width: int = 20) -> Text:
+def _bar(q: Quantity, width: int = 18) -> Text:
     if q.value is None:
         return Text("·" * width, style="dim")
     n = round(max(0.0, min(1.0, q.value)) * width)
@@ -71,8 +71,12 @@ def _numbers(f: Frame) -> Table:
     for width in (16, 10, 16, 12):
         t.add_column(width=width, no_wrap=True, overflow="ellipsis")
     rows = [
-        ("generated", _num(lv.generated_tokens_per_s, "tok/s"), "prompt", _num(
-            lv.prompt_tokens_per_s, "tok/s")),
+        (
+            "generated",
+            _num(lv.generated_tokens_per_s, "tok/s"),
+            "prompt",
+            _num(lv.prompt_tokens_per_s, "tok/s"),
+        ),
         ("engine steps", _num(lv.steps_per_s, "/s"), "tokens/step", _num(lv.tokens_per_step)),
         ("running", _num(lv.running), "waiting", _num(lv.waiting)),
         ("KV cache", _pct(lv.kv_cache_usage), "context/seq", _num(lv.context_tokens, "tok")),
@@ -95,8 +99,8 @@ def _bytes(q: Quantity) -> str:
     return fmt_bytes(q.value, 3) if q.value is not None else "?"
 
 
-def render(frame: Frame | None, header: Header) -> Any:
-    """The whole view for one frame (a rich renderable)."""
+def render(frame: Frame | None, header: Header, last_up: Frame | None = None) -> Any:
+    """The whole view for one frame; while down, the last numbers seen stay under the red line."""
     title = f"inferlab watch · {header.model} on {header.hardware}"
     if frame is None:
         return Panel(Text("first scrape …"), title=title, width=80)
@@ -108,8 +112,12 @@ def render(frame: Frame | None, header: Header) -> Any:
     parts: list[Any] = [status]
     if frame.restarted:
         parts.append(Text("server restarted (counters reset): the window starts afresh", "yellow"))
-    if frame.live is not None:
-        parts += [_gauges(frame), _numbers(frame)]
+    shown = frame if frame.live is not None else last_up
+    if shown is not None and shown.live is not None:
+        if shown is not frame:
+            stamp = time.strftime("%H:%M:%S", time.localtime(shown.t_unix_s))
+            parts.append(Text(f"last seen at {stamp}:", style="dim"))
+        parts += [_gauges(shown), _numbers(shown)]
     if frame.up:
         parts.append(Text(frame.reading, style="bold"))
     sub = f"window {header.window_s:g} s · {time.strftime('%H:%M:%S')} · Ctrl-C to stop"
@@ -127,6 +135,7 @@ class TerminalView:
         )
         self._last_draw = 0.0
         self._last_frame: Frame | None = None
+        self._last_up: Frame | None = None
 
     def __enter__(self) -> TerminalView:
         self._live.__enter__()
@@ -134,13 +143,16 @@ class TerminalView:
 
     def __exit__(self, *exc: object) -> None:
         if self._last_frame is not None:
-            self._live.update(render(self._last_frame, self.header), refresh=True)
+            view = render(self._last_frame, self.header, self._last_up)
+            self._live.update(view, refresh=True)
         self._live.__exit__(None, None, None)
 
     def update(self, frame: Frame) -> None:
         self._last_frame = frame
+        if frame.live is not None:
+            self._last_up = frame
         now = time.monotonic()
         if now - self._last_draw < 1.0 / MAX_HZ:
             return
         self._last_draw = now
-        self._live.update(render(frame, self.header), refresh=True)
+        self._live.update(render(frame, self.header, self._last_up), refresh=True)
