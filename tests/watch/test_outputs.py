@@ -1,7 +1,8 @@
-"""The exporter scraped by prometheus_client's parser; the record; the loop's Ctrl-C and duration."""
+"""The exporter read by prometheus_client's parser; the record; the loop's Ctrl-C and duration."""
 
 from __future__ import annotations
 
+import io
 import urllib.request
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def test_record_has_a_line_per_interval_and_survives_ctrl_c(tmp_path: Path) -> N
     snaps.append(KeyboardInterrupt())
     rec = tmp_path / "watch.jsonl"
     cfg = WatchConfig(url="http://x", interval_s=0.25, window_s=1.0, record=rec, tui=False)
-    res = run_watch(cfg, physics(), Script(snaps), no_util, log=open("/dev/null", "w"))
+    res = run_watch(cfg, physics(), Script(snaps), no_util, log=io.StringIO())
     assert res.interrupted and res.frames == 5
     lines = rec.read_text().splitlines()
     assert len(lines) == 1 + 5  # header + one per interval, all flushed
@@ -90,5 +91,5 @@ def test_first_scrape_failing_is_an_error_before_anything_opens(tmp_path: Path) 
 def test_duration_bounds_the_loop(tmp_path: Path) -> None:
     snaps = [steady(float(t)) for t in range(50)]
     cfg = WatchConfig(url="http://x", interval_s=0.25, duration_s=1.0, tui=False)
-    res = run_watch(cfg, physics(), Script(snaps), no_util, log=open("/dev/null", "w"))
+    res = run_watch(cfg, physics(), Script(snaps), no_util, log=io.StringIO())
     assert not res.interrupted and res.frames == 4
