@@ -71,8 +71,7 @@ class Histogram:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Histogram:
-        # strict JSON wrote the +Inf bound as null (jsonio): read it back as +Inf
-        buckets = tuple((math.inf if b is None else float(b), float(c)) for b, c in d["buckets"])
+        buckets = tuple((float(b), float(c)) for b, c in d["buckets"])
         return cls(buckets, float(d["count"]), float(d["sum"]))
 
 
