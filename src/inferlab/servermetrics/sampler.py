@@ -122,8 +122,26 @@ class MetricsSampler:
         with self._lock:
             return list(self._samples)
 
+    def collected(self) -> list[Sample]:
+        """The current level's samples so far, without another scrape (for an interrupted run)."""
+        with self._lock:
+            return list(self._samples)
+
     def close(self) -> None:
         self._level = None
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout_s + 1.0)
+
+
+async def start_sampler(
+    url: str, path: Path, period_s: float = DEFAULT_PERIOD_S
+) -> tuple[MetricsSampler | None, MetricsError | None]:
+    """A sampler if `url` answers with metrics now; else None and why (never raises for it)."""
+    import asyncio
+
+    try:
+        await asyncio.to_thread(scrape_once, url, 3.0)
+    except MetricsError as e:
+        return None, e
+    return MetricsSampler(url, path, period_s), None
