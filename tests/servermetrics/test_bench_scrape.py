@@ -28,14 +28,16 @@ from inferlab.testing.fake_server import running_fake_server
 TPOT = 0.01
 
 
-def bench(url: str, out: Path, levels: tuple[int, ...], n: int = 8, **kw: object) -> BenchResult:
+def bench(
+    url: str, out: Path, levels: tuple[int, ...], n: int = 8, output_tokens: int = 80, **kw: object
+) -> BenchResult:
     cfg = BenchConfig(
         url=url,
         model="fake",
         levels=[Level("concurrency", c) for c in levels],
         requests_per_level=n,
         prompt_tokens=16,
-        output_tokens=80,
+        output_tokens=output_tokens,
         out_dir=out,
         **kw,  # type: ignore[arg-type]
     )
@@ -109,3 +111,20 @@ def test_no_metrics_and_no_scrape(tmp_path: Path) -> None:
     assert quiet.summary["levels"][0].get("server") is None
     assert "no_server_metrics" not in codes(quiet)
     assert not (tmp_path / "off" / "server_metrics.jsonl").exists()
+
+
+def test_report_shows_the_server_beside_the_client(tmp_path: Path) -> None:
+    from inferlab.commands.report import render_run
+    from inferlab.report.console import sweep_rows
+
+    with running_fake_server(ttft=0.01, tpot=0.005, slow_every=0, metrics="vllm") as url:
+        res = bench(url, tmp_path, (1, 2), n=3, output_tokens=40)
+    head, rows = sweep_rows(res.summary)
+    assert head[-4:] == ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
+    steps_per_s = float(rows[1][-4])
+    assert steps_per_s == pytest.approx(1 / 0.005, rel=0.05)
+    assert rows[1][-2].endswith("/2")  # running mean/max at c=2
+    html = render_run(tmp_path, res.summary).read_text()
+    assert (tmp_path / "server.png").stat().st_size > 1000
+    assert "The server&#x27;s own view" in html or "The server's own view" in html
+    assert "srv steps/s" in html

@@ -161,3 +161,14 @@ def test_unavailable_severity() -> None:
     assert metrics_unavailable("no_server_metrics", "404", False)["severity"] == "info"
     assert metrics_unavailable("no_server_metrics", "404", True)["severity"] == "warning"
     assert metrics_unavailable("metrics_unparsable", "HTML", False)["severity"] == "warning"
+
+
+def test_snapshot_survives_strict_json() -> None:
+    """+Inf bucket bounds become null in strict JSON and come back as +Inf."""
+    from inferlab import jsonio
+    from inferlab.servermetrics.dialects import parse_metrics
+    from tests.servermetrics.conftest import fixture_text
+
+    s = parse_metrics(fixture_text("vllm", "metrics-during-c4-load.txt"), 1.0, 2.0)
+    back = Snapshot.from_json(jsonio.loads_strict(jsonio.dumps(s)))
+    assert back == s
