@@ -61,6 +61,8 @@ class BenchConfig:
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the demo's server/probe facts
+    scrape: bool = True  # read the server's /metrics beside each level when it answers
+    metrics_url: str | None = None  # default: <server root>/metrics
 
 
 @dataclass(slots=True)
@@ -125,6 +127,13 @@ def _level_block(cfg: BenchConfig, run: LevelRun) -> tuple[dict[str, Any], list[
         client,
         cfg.lag_threshold_s,
     )
+    if run.server_samples is not None:  # the server's own books (servermetrics/)
+        from inferlab.metrics.server_checks import attach_server
+
+        fl = (cfg.floor.cost, cfg.floor.hardware) if cfg.floor else None
+        target = int(lv.value) if lv.kind == "concurrency" else None
+        workload = (cfg.prompt_tokens, cfg.output_tokens)
+        warns += attach_server(s, run.server_samples, target, fl, workload)
     return s, warns
 
 
@@ -182,6 +191,23 @@ def build_summary(
     }
 
 
+async def _start_sampler(
+    cfg: BenchConfig, root_url: str, run_warnings: list[dict[str, str]]
+) -> Any:
+    """The /metrics sampler, or None with a warning saying why: metrics never fail a run."""
+    if not cfg.scrape:
+        return None
+    from inferlab.metrics.server_checks import metrics_unavailable
+    from inferlab.servermetrics.sampler import start_sampler
+    from inferlab.servermetrics.scrape import metrics_url
+
+    url = metrics_url(cfg.metrics_url or root_url)
+    sampler, why = await start_sampler(url, cfg.out_dir / "server_metrics.jsonl")
+    if why is not None:
+        run_warnings.append(metrics_unavailable(why.warning_code, str(why), bool(cfg.metrics_url)))
+    return sampler
+
+
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(summary, indent=2, default=str))
@@ -219,6 +245,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         info = await probe_server(session, cfg.url, headers)
         model = pick_model(info, cfg.model)
         endpoint = Endpoint(info.base_url, model, cfg.api, cfg.api_key, cfg.force_length, info.kind)
+        sampler = await _start_sampler(cfg, info.root_url, run_warnings)
         next_id = 0
         try:
             for level in cfg.levels:
@@ -244,6 +271,8 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
                 hooks.level_start(level, n)
                 run = LevelRun(level)
                 runs.append(run)
+                if sampler is not None:
+                    await asyncio.to_thread(sampler.begin, level.label)
                 await run_level(
                     session,
                     endpoint,
@@ -259,6 +288,8 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
                     seed=cfg.seed + next_id,
                     max_in_flight=limit,
                 )
+                if sampler is not None:
+                    run.server_samples = await asyncio.to_thread(sampler.end)
                 next_id += n
                 summary = build_summary(cfg, info, model, runs, started, run_warnings, False, t0_ns)
                 write_summary(summary_path, summary)
@@ -273,6 +304,10 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
             raise
         finally:
             writer.close()
+            if sampler is not None:
+                sampler.close()
+                if runs and runs[-1].server_samples is None:  # the level that was cut short
+                    runs[-1].server_samples = sampler.collected()
             summary = build_summary(
                 cfg, info, model, runs, started, run_warnings, interrupted, t0_ns
             )

@@ -13,6 +13,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -39,6 +40,7 @@ class LevelRun:
     client_cpu_s: float = 0.0
     loop_lag_s: list[float] = field(default_factory=list)
     interrupted: bool = False
+    server_samples: list[Any] | None = None  # /metrics scrapes (servermetrics.sampler.Sample)
 
 
 class _LagMonitor:

@@ -69,6 +69,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="do not send ignore_eos/min_tokens (strict OpenAI servers)",
     )
     add_bench_args(p)
+    m = p.add_argument_group("the server's own metrics (Prometheus /metrics)")
+    m.add_argument("--metrics-url", help="where /metrics is (default: the server root's)")
+    m.add_argument("--no-scrape", action="store_true", help="do not read the server's /metrics")
     g = p.add_argument_group("floor to compare against")
     g.add_argument("--floor-model", help="preset, config.json or .gguf")
     g.add_argument("--floor-gguf", help="the served GGUF file (real tensor bytes)")
@@ -177,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         out_dir=args.out or default_out(),
         floor=resolve_floor(args),
         command=["inferlab", *sys.argv[1:]],
+        scrape=not args.no_scrape,
+        metrics_url=args.metrics_url,
     )
     result = execute(cfg, args.no_plots)
     if args.json:

@@ -48,7 +48,31 @@ def sweep_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 "-" if mbu is None else f"{mbu:.0%}",
             ]
         )
+    if any(lv.get("server") for lv in summary["levels"]):  # the server's own books, beside
+        head += ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
+        for row, lv in zip(rows, summary["levels"], strict=True):
+            row += server_cells(lv.get("server"))
     return head, rows
+
+
+def server_cells(srv: dict[str, Any] | None) -> list[str]:
+    """steps/s, tokens per step, running mean/max, peak KV use; '-' where not published."""
+    if not srv:
+        return ["-"] * 4
+
+    def num(key: str, fmt: str) -> str:
+        v = srv.get(key)
+        return "-" if v is None else format(v, fmt)
+
+    running = "-"
+    if srv.get("running_mean") is not None:
+        running = f"{srv['running_mean']:.1f}/{srv['running_max']:g}"
+    return [
+        num("steps_per_s", ".1f"),
+        num("tokens_per_step", ".2f"),
+        running,
+        num("kv_cache_usage_max", ".1%"),
+    ]
 
 
 def print_sweep(summary: dict[str, Any]) -> None:

@@ -34,6 +34,16 @@ def _kv_table(rows: list[tuple[str, str]]) -> str:
     return f"<table>{body}</table>"
 
 
+def _server_section(out_dir: Path) -> str:
+    img = _img(out_dir / "server.png")
+    if not img:
+        return ""
+    return (
+        "<h2>The server's own view (its /metrics)</h2><p>Running and waiting requests and "
+        "KV use as the engine counted them; grey lines mark where each level began.</p>" + img
+    )
+
+
 def render_html(
     summary: dict[str, Any], out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
@@ -59,6 +69,7 @@ def render_html(
 {_img(out_dir / "throughput_vs_tpot.png")}
 <h2>Inter-token gaps and their tail</h2>{_img(out_dir / "gap_cdf.png")}
 <h2>MBU per level</h2>{_img(out_dir / "mbu.png")}
+{_server_section(out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
 <h2>Setup, floor and versions</h2>{_kv_table(facts)}
 <details><summary>summary.json</summary><pre>{raw}</pre></details></body></html>"""

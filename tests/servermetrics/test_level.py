@@ -1,0 +1,174 @@
+"""A level's scrapes -> ServerLevelMetrics, and the named cross-checks, on built snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from inferlab.metrics.server_checks import attach_server, check_server, metrics_unavailable
+from inferlab.servermetrics.level import ServerLevelMetrics, summarize_server_level
+from inferlab.servermetrics.sampler import Sample
+from inferlab.servermetrics.snapshot import Snapshot
+from inferlab.specs.cost import ModelCost
+from inferlab.specs.hardware import STATED, with_overrides
+
+
+def snap(t: float, steps: float, running: float, gen: float = 0.0, **kw: Any) -> Sample:
+    s = Snapshot("vllm", t, 1e9 + t, steps=steps, running=running, generation_tokens=gen, **kw)
+    return Sample("c=4", "sample", s, t_mono_s=t)
+
+
+def ramp() -> list[Sample]:
+    """Idle 1 s, 4 streams at 20 ms/step for 4 s (ramp samples at 2 and 3), drain, idle."""
+    return [
+        snap(0.0, 100, 0, 0),
+        snap(1.0, 100, 2, 0),  # ramping: prefill steps, not the full batch
+        snap(1.5, 110, 4, 40),
+        snap(3.5, 210, 4, 440),
+        snap(5.5, 310, 4, 840),
+        snap(6.0, 312, 1, 848),
+        snap(7.0, 312, 0, 848),
+    ]
+
+
+def test_step_time_over_the_full_batch_window() -> None:
+    m = summarize_server_level(ramp(), 4)
+    assert m is not None
+    assert m.step_window_full_batch
+    assert m.step_time_s == pytest.approx(4.0 / 200)  # 1.5 s -> 5.5 s, 200 steps
+    assert m.steps_per_s == pytest.approx(50)
+    assert m.decode_running_mean == 4
+    assert m.steps == 212 and m.generation_tokens == 848
+    assert m.tokens_per_step == pytest.approx(848 / 212)
+    assert m.running_max == 4 and m.samples == 7
+    assert m.sample_rate_hz == pytest.approx(6 / 7.0)
+    assert m.waiting_max is None and m.kv_cache_usage_max is None  # not published: None
+    # the whole level, idle edges included, would have said 33 ms a step
+    assert 1.5 * m.step_time_s < 7.0 / 212  # type: ignore[operator]
+
+
+def test_rate_level_uses_where_anything_ran() -> None:
+    m = summarize_server_level(ramp(), None)
+    assert m is not None and not m.step_window_full_batch
+    assert m.step_time_s == pytest.approx(5.0 / 212)  # 1.0 s -> 6.0 s
+
+
+def test_batch_never_reached_falls_back() -> None:
+    m = summarize_server_level(ramp(), 8)
+    assert m is not None and not m.step_window_full_batch and m.running_max == 4
+
+
+def test_counter_reset_drops_counters() -> None:
+    samples = [
+        snap(0, 500, 4, 1000),
+        snap(1, 550, 4, 1200),
+        snap(2, 20, 4, 80),
+        snap(3, 70, 4, 280),
+    ]
+    m = summarize_server_level(samples, 4)
+    assert m is not None and m.counter_reset
+    assert m.steps is None and m.step_time_s is None and m.generation_tokens is None
+    assert m.running_max == 4  # gauges still stand
+
+
+def test_mfu_series_stuck_at_zero_is_not_published() -> None:
+    a = snap(0, 0, 4, estimated_read_bytes=0.0, estimated_flops=0.0)
+    b = snap(2, 100, 4, estimated_read_bytes=0.0, estimated_flops=0.0)
+    m = summarize_server_level([a, b], 4)
+    assert m is not None and m.estimated_read_bytes_per_step is None
+    c = snap(2, 100, 4, estimated_read_bytes=2.85e10, estimated_flops=1e11)
+    m2 = summarize_server_level([a, c], 4)
+    assert m2 is not None and m2.estimated_read_bytes_per_step == pytest.approx(2.85e8)
+    assert m2.estimated_flops_per_step == pytest.approx(1e9)
+
+
+def test_no_good_scrape_is_none() -> None:
+    bad = Sample("c=1", "start", None, "no_server_metrics", "timeout", 0.0)
+    assert summarize_server_level([bad], 1) is None
+
+
+def test_json_round_trip() -> None:
+    m = summarize_server_level(ramp(), 4)
+    assert m is not None
+    assert ServerLevelMetrics.from_json(m.to_json()) == m
+
+
+def level(tpot: float = 0.02) -> dict[str, Any]:
+    return {"label": "c=4", "tpot_s": {"p50": tpot}}
+
+
+def _codes(warns: list[dict[str, str]]) -> set[str]:
+    return {w["code"] for w in warns}
+
+
+def test_checks_quiet_when_all_agree() -> None:
+    m = summarize_server_level(ramp(), 4)
+    assert m is not None
+    assert check_server(level(0.021), m, 4) == []  # 5 % apart: within 10 %
+
+
+def test_each_check_fires() -> None:
+    m = summarize_server_level(ramp(), 4)
+    assert m is not None
+    assert _codes(check_server(level(0.03), m, 4)) == {"client_server_disagree"}
+    assert _codes(check_server(level(), m, 8)) == {"batch_not_reached"}
+    more = [
+        snap(0, 0, 4, preemptions=0.0, waiting=0.0),
+        snap(2, 100, 4, preemptions=3.0, waiting=2.0),
+    ]
+    m2 = summarize_server_level(more, 4)
+    assert m2 is not None
+    assert _codes(check_server(level(), m2, 4)) == {"preempted", "queueing"}
+    assert "queueing" not in _codes(check_server(level(), m2, None))  # open loop: expected
+
+
+def test_prefix_cache_threshold() -> None:
+    def with_hits(hits: float, queries: float) -> ServerLevelMetrics:
+        a = snap(0, 0, 4, prefix_cache_hit_tokens=0.0, prefix_cache_query_tokens=0.0)
+        b = snap(2, 100, 4, prefix_cache_hit_tokens=hits, prefix_cache_query_tokens=queries)
+        m = summarize_server_level([a, b], 4)
+        assert m is not None
+        return m
+
+    assert check_server(level(), with_hits(16, 1450), 4) == []  # 1 %: a shared BOS
+    assert _codes(check_server(level(), with_hits(600, 1450), 4)) == {"prefix_cache_hit"}
+
+
+def test_attach_prices_the_floor_at_the_server_step() -> None:
+    cost = ModelCost.stated(weight_bytes=1e9, kv_bytes_per_token=0.0, params=1e9)
+    hw = with_overrides(STATED, 100e9, 1e12, None)
+    s = {**level(0.021), "mbu": 0.47}
+    warns = attach_server(s, ramp(), 4, (cost, hw), (32, 256))
+    assert warns == []
+    assert s["mbu_basis"] == "server_steps" and s["mbu_client_tpot"] == 0.47
+    assert s["floor_batch"] == 4 and s["measured_step_time_s"] == pytest.approx(0.02)
+    assert s["mbu"] == pytest.approx(1e9 / 0.02 / 100e9)
+    assert s["server"]["step_time_s"] == pytest.approx(0.02)
+
+
+def test_attach_without_server_steps_keeps_client_basis() -> None:
+    cost = ModelCost.stated(weight_bytes=1e9, kv_bytes_per_token=0.0, params=1e9)
+    hw = with_overrides(STATED, 100e9, 1e12, None)
+    bad = [Sample("c=4", "start", None, "metrics_unparsable", "HTML", 0.0)]
+    s = {**level(), "mbu": 0.5}
+    warns = attach_server(s, bad, 4, (cost, hw), (32, 256))
+    assert s["server"] is None and s["mbu_basis"] == "client_tpot" and s["mbu"] == 0.5
+    assert [(w["code"], w["severity"]) for w in warns] == [("metrics_unparsable", "warning")]
+
+
+def test_unavailable_severity() -> None:
+    assert metrics_unavailable("no_server_metrics", "404", False)["severity"] == "info"
+    assert metrics_unavailable("no_server_metrics", "404", True)["severity"] == "warning"
+    assert metrics_unavailable("metrics_unparsable", "HTML", False)["severity"] == "warning"
+
+
+def test_snapshot_survives_strict_json() -> None:
+    """+Inf bucket bounds become null in strict JSON and come back as +Inf."""
+    from inferlab import jsonio
+    from inferlab.servermetrics.dialects import parse_metrics
+    from tests.servermetrics.conftest import fixture_text
+
+    s = parse_metrics(fixture_text("vllm", "metrics-during-c4-load.txt"), 1.0, 2.0)
+    back = Snapshot.from_json(jsonio.loads_strict(jsonio.dumps(s)))
+    assert back == s
