@@ -34,8 +34,9 @@ class NvmlUtil:
 class ProcessCpu:
     """CPU use of the process listening on the server's port, as a fraction of all cores."""
 
-    def __init__(self, proc: Any, cores: int) -> None:
+    def __init__(self, proc: Any, port: int, cores: int) -> None:
         self.proc = proc
+        self.port = port
         self.cores = cores
         proc.cpu_percent(None)  # the first call only starts the clock
 
@@ -45,7 +46,12 @@ class ProcessCpu:
         try:
             pct = self.proc.cpu_percent(None)
         except psutil.Error:
-            return unknown("the server process is gone"), "cpu"
+            # restarted? the new process listens on the same port: follow it
+            found = _listener(self.port)
+            if found is not None:
+                self.proc = found
+                found.cpu_percent(None)
+            return unknown("the server process is gone (looking for its successor)"), "cpu"
         basis = f"pid {self.proc.pid} ({self.proc.name()}): {pct:.0f} % of one core"
         return Quantity(pct / 100.0 / self.cores, basis + f", over {self.cores} cores"), "cpu"
 
@@ -92,4 +98,4 @@ def probe_for(url: str) -> Any:
         return _none(f"no NVML here and no local process found listening on port {port}")
     import psutil
 
-    return ProcessCpu(proc, psutil.cpu_count() or 1)
+    return ProcessCpu(proc, port, psutil.cpu_count() or 1)

@@ -53,9 +53,9 @@ def _why(q: Quantity) -> Text:
 
 def _gauges(f: Frame) -> Table:
     t = Table.grid(padding=(0, 1))
-    t.add_column(width=11)
-    t.add_column(width=7, justify="right")
-    t.add_column(width=20)
+    t.add_column(width=11, no_wrap=True)
+    t.add_column(width=7, justify="right", no_wrap=True)
+    t.add_column(width=18, no_wrap=True)
     t.add_column(overflow="ellipsis", no_wrap=True)
     assert f.live is not None
     what = {"gpu": "GPU util", "cpu": "server CPU"}.get(f.device_util_kind, "device util")
