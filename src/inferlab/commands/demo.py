@@ -29,12 +29,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 class _WatchServer(ProgressHooks):
     """Progress bars, and a clear stop if the server dies mid-sweep."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, watch: Any = None) -> None:
         super().__init__()
         self.server = server
+        self.watch = watch  # inferlab watch beside the sweep: its live numbers on the bar
+        self.label = ""
+
+    def level_start(self, level: Any, total: int) -> None:
+        super().level_start(level, total)
+        self.label = f"{level.label:>10}"
 
     def request_done(self, rec: Any) -> None:
         super().request_done(rec)
+        if self.watch is not None and self.task is not None:
+            self.progress.update(self.task, description=f"{self.label} · {self.watch.status()}")
         if rec.error and not self.server.alive():
             raise InferlabError(
                 f"llama-server crashed mid-sweep (exit code {self.server.proc.returncode}); "
@@ -140,8 +148,16 @@ def run(args: argparse.Namespace) -> int:
             command=["inferlab", *sys.argv[1:]],
             extra=extra,
         )
-        result = execute(cfg, no_plots=True, hooks=_WatchServer(srv))
+        from inferlab.watch.background import BackgroundWatch
+        from inferlab.watch.derive import Physics
+
+        # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
+        with BackgroundWatch(srv.base_url, Physics(cost, hw), out / "watch.jsonl", 0.5, 3.0) as w:
+            result = execute(cfg, no_plots=True, hooks=_WatchServer(srv, w))
     print("4/4 report")
+    from inferlab.commands.report import render_watch_if_recorded
+
+    render_watch_if_recorded(out)  # watch.png first, so report.html shows MBU over time
     for line in read_sweep(result.summary):
         print("  " + line)
     report = render_run(out, result.summary)

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = []
     for d in args.dirs:
+        # a recorded watch renders first, so a run's report.html can show it (the demo's)
         if render_watch_if_recorded(d) and not (d / "summary.json").exists():
             continue  # a folder holding only a `watch --record` file
         summary = load_summary(d)

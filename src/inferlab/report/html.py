@@ -59,6 +59,8 @@ def render_html(
     )
     cmd = " ".join(summary.get("command") or [])
     raw = html.escape(json.dumps(summary, indent=1)[:200_000])
+    watch = out_dir / "watch.png"  # a recorded `inferlab watch` beside the run (the demo's)
+    watch_html = f"<h2>MBU and MFU over time (watch)</h2>{_img(watch)}" if watch.exists() else ""
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>inferlab report</title><style>{_CSS}</style></head><body>
 <h1>inferlab: the decode phase, measured</h1>
@@ -69,6 +71,7 @@ def render_html(
 {_img(out_dir / "throughput_vs_tpot.png")}
 <h2>Inter-token gaps and their tail</h2>{_img(out_dir / "gap_cdf.png")}
 <h2>MBU per level</h2>{_img(out_dir / "mbu.png")}
+{watch_html}
 {_server_section(out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
 <h2>Setup, floor and versions</h2>{_kv_table(facts)}
