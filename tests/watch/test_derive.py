@@ -124,3 +124,16 @@ def test_engine_estimate_beside_inferlabs() -> None:
     assert live.engine_bytes_per_step.value == pytest.approx(2.2e9)
     assert live.engine_mbu.value == pytest.approx(2.2e9 * 20 / BANDWIDTH)
     assert live.bytes_per_step.value == pytest.approx(2.2e9, rel=0.01)
+
+
+def test_llamacpp_generated_rate_from_steps_and_running() -> None:
+    # llama.cpp adds a request's tokens at its end: the counter is flat mid-request
+    snaps = [
+        Snapshot("llamacpp", float(t), 1.8e9 + t, steps=20.0 * t, generation_tokens=0.0,
+                 prompt_tokens=0.0, running=2.0)
+        for t in range(11)
+    ]  # fmt: skip
+    live = derive(window(snaps), physics(context=100))
+    assert live.generated_tokens_per_s.value == pytest.approx(40.0)
+    assert "llama.cpp" in live.generated_tokens_per_s.basis
+    assert live.mfu.value == pytest.approx(40.0 * 2 * 1e9 / FLOPS, rel=0.01)

@@ -176,11 +176,19 @@ def derive(snaps: tuple[Snapshot, ...], ph: Physics) -> Live:
         d = None
     dialect = snaps[-1].dialect
     gen = _rate(d, "generation_tokens", "generated tokens", dialect)
-    prompt = _rate(d, "prompt_tokens", "prompt tokens", dialect)
-    steps = _rate(d, "steps", "engine steps", dialect)
     running = _gauge_mean(snaps, "running", "running-requests gauge")
+    steps = _rate(d, "steps", "engine steps", dialect)
+    if dialect == "llamacpp" and steps.value is not None and running.value is not None:
+        # llama.cpp adds a request's tokens only when it ends: a 10 s window sees bursts
+        gen = Quantity(
+            steps.value * running.value,
+            "engine steps/s x mean running (llama.cpp counts tokens only at a request's end)",
+        )
+    prompt = _rate(d, "prompt_tokens", "prompt tokens", dialect)
     if gen.value is not None and steps.value:
-        tps = Quantity(gen.value / steps.value, "generated tokens / engine steps")
+        tps = Quantity(gen.value / steps.value, "generated tokens/s / engine steps/s")
+        if dialect == "llamacpp":
+            tps = Quantity(tps.value, "mean running (llama.cpp: from steps x running)")
     else:
         tps = unknown("needs generated tokens and engine steps in the window")
     ctx = _context(snaps, running, ph)
@@ -277,11 +285,8 @@ def _mfu(ph: Physics, gen: Quantity, prompt: Quantity, ctx: Quantity) -> Quantit
     if gen.value is None:
         return unknown("needs generated tokens/s: " + gen.basis.removeprefix("unknown: "))
     c = ph.cost
-    per_gen = (
-        c.flops_per_token(round(ctx.value))
-        if ctx.value is not None
-        else 2 * (c.matmul_params_per_token)
-    )
+    # 2 x active params per token, plus attention over the context where it is known
+    per_gen = c.flops_per_token(round(ctx.value) if ctx.value is not None else 0)
     flops = gen.value * per_gen + (prompt.value or 0.0) * c.prefill_flops(1)
     note = "" if prompt.value is not None else "; prompt tokens not published"
     return Quantity(flops / peak, f"(decode + prefill FLOPs)/s / peak FLOPS{note}")
