@@ -92,3 +92,29 @@ def test_report_renders_a_recorded_watch(
 
 def test_report_on_a_folder_with_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     assert main(["report", str(tmp_path)]) == 2
+
+
+def test_unknown_dialect(capsys: pytest.CaptureFixture[str]) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Plain(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = b"# TYPE some_other_thing_total counter\nsome_other_thing_total 1\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Plain)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}"
+        _one_line_exit_2(capsys, ["watch", "--url", url, *STATED], "no known engine")
+    finally:
+        srv.shutdown()
+        srv.server_close()
