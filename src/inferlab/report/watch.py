@@ -54,7 +54,8 @@ def plot_watch(header: Header, frames: list[Frame], path: Path) -> Path:
     kinds = {f.device_util_kind for f in frames}
     a1.plot(t, util, "--", color="#999", label="GPU util" if "gpu" in kinds else "server CPU")
     a1.set_ylabel("% of peak")
-    a1.set_title(f"{header.model} on {header.hardware}: how busy memory and compute really are")
+    fig.suptitle("How busy memory and compute really are (inferlab watch)", fontsize=11)
+    a1.set_title(f"{header.model} on {header.hardware}"[:90], fontsize=9)
     a2.plot(t, _series(frames, "generated_tokens_per_s"), label="generated", color="#2d7d46")
     a2.plot(t, _series(frames, "prompt_tokens_per_s"), label="prompt", color="#8a5cc2")
     a2.set_ylabel("tokens/s")
