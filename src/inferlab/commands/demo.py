@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inferlab import signals
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.errors import InferlabError
 from inferlab.report.console import ProgressHooks
@@ -122,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         "probe_fp32_flops_per_s": pr.flops.fp32_flops_per_s,
         "bandwidth_basis": "read rate: decode streams weights and KV in and writes ~nothing",
     }
+    signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
     with LlamaServer(opts) as srv:
         extra["llama_server"] = " ".join(srv.command()[1:])
         cfg = BenchConfig(
