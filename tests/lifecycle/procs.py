@@ -50,6 +50,12 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used so far (0 once it is gone)."""
+    st = _stat(pid)
+    return 0.0 if st is None else (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def gone(pid: int) -> bool:
     """Exited: no /proc entry, or a zombie waiting for a parent that may never reap it."""
     st = _stat(pid)
