@@ -129,7 +129,8 @@ def execute(cfg: Any, no_plots: bool, hooks: Any = None) -> Any:
         result = event_loop_runner()(run_benchmark(cfg, hooks))
     except KeyboardInterrupt:
         hooks.close()
-        signals.kept(f"completed records and summary.json (interrupted) are in {cfg.out_dir}")
+        if (cfg.out_dir / "summary.json").exists():  # none if stopped before the first level
+            signals.kept(f"completed records and summary.json (interrupted) are in {cfg.out_dir}")
         raise
     finally:
         hooks.close()

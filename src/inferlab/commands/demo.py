@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
         f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
-        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens",
+        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens; "
+        f"server log {opts.log_path}",
         flush=True,
     )
     extra = {

@@ -31,8 +31,9 @@ def run(args: argparse.Namespace) -> int:
     opts = ServerOptions(
         args.gguf, args.port, args.parallel, args.ctx_per_slot, args.threads, args.log
     )
-    with LlamaServer(opts) as srv:
-        signals.kept(f"llama-server stopped; its log is {srv.log_path}")
+    srv = LlamaServer(opts)
+    signals.kept(f"llama-server stopped; its log is {srv.log_path}")  # also if stopped loading
+    with srv:
         print(
             f"llama-server ready: {srv.base_url}  ({srv.gguf.name}, {opts.parallel} slots, "
             f"{srv.threads} threads, log {srv.log_path}); Ctrl-C or SIGTERM stops it"
