@@ -117,12 +117,12 @@ def test_report_shows_the_server_beside_the_client(tmp_path: Path) -> None:
     from inferlab.commands.report import render_run
     from inferlab.report.console import sweep_rows
 
-    with running_fake_server(ttft=0.01, tpot=0.005, slow_every=0, metrics="vllm") as url:
-        res = bench(url, tmp_path, (1, 2), n=3, output_tokens=40)
+    with running_fake_server(ttft=0.01, tpot=TPOT, slow_every=0, metrics="vllm") as url:
+        res = bench(url, tmp_path, (1, 2), n=3, output_tokens=100)
     head, rows = sweep_rows(res.summary)
     assert head[-4:] == ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
     steps_per_s = float(rows[1][-4])
-    assert steps_per_s == pytest.approx(1 / 0.005, rel=0.05)
+    assert steps_per_s == pytest.approx(1 / TPOT, rel=0.05)
     assert rows[1][-2].endswith("/2")  # running mean/max at c=2
     html = render_run(tmp_path, res.summary).read_text()
     assert (tmp_path / "server.png").stat().st_size > 1000

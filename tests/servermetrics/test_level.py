@@ -172,3 +172,24 @@ def test_snapshot_survives_strict_json() -> None:
     s = parse_metrics(fixture_text("vllm", "metrics-during-c4-load.txt"), 1.0, 2.0)
     back = Snapshot.from_json(jsonio.loads_strict(jsonio.dumps(s)))
     assert back == s
+
+
+def test_real_llama_server_samples_exclude_prefill() -> None:
+    """server_metrics.jsonl of a real llama-server b11434 run on this machine (c=1 then c=4,
+    32-token prompts, 64 forced tokens, 3 requests per level after one warm-up per stream).
+    Its 32-token prefill took ~0.5 s, i.e. ten decode steps counted as one: the clean window
+    leaves it out. The client's TPOT p50 in that run was 52.2 ms at c=1."""
+    from pathlib import Path
+
+    from inferlab.servermetrics.sampler import read_samples
+
+    path = Path(__file__).parent / "fixtures" / "llamacpp" / "samples-c1-c4.jsonl"
+    samples = [s for s in read_samples(path) if s.level == "c=1"]
+    m = summarize_server_level(samples, 1)
+    assert m is not None and m.step_window_full_batch and m.dialect == "llamacpp"
+    assert m.steps == 256 and m.generation_tokens == 256 and m.tokens_per_step == 1
+    assert m.step_time_s == pytest.approx(0.0522, rel=0.10)
+    naive = (samples[-1].t_mono_s - samples[0].t_mono_s) / 256
+    assert naive > 1.04 * m.step_time_s  # the whole level, prefills included, says more
+    c4 = summarize_server_level([s for s in read_samples(path) if s.level == "c=4"], 4)
+    assert c4 is not None and c4.running_max == 4 and c4.decode_running_mean == 4

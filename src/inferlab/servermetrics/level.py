@@ -1,11 +1,14 @@
 """A level's scrapes -> what the server itself counted during it (`ServerLevelMetrics`).
 
 Counters come from the level's first and last good snapshot (their difference).
-The step time is wall time / engine steps over the *decode window*: from the
-first to the last sample at which the server ran the level's whole batch
-(running >= the concurrency), so the ramp-up, the drain and any idle time at
-the edges do not dilute it. Without such samples (rate levels, a batch the
-server never reached) the window is where anything ran, and says so.
+The step time is wall time / engine steps over the *decode window*: the
+intervals between consecutive samples in which every stream of the level
+decoded: the whole batch was running at both ends (running >= the
+concurrency), no prompt was processed (prompt tokens unchanged) and no request
+ended. Prefill, the ramp-up, the drain and idle time do not dilute it (on this
+CPU a 32-token prefill of llama.cpp lasts ten decode steps and counts as one).
+Without such intervals (rate levels, a batch the server never reached) the
+window is where at least one stream decoded, and says so.
 """
 
 from __future__ import annotations
@@ -72,33 +75,61 @@ def _gauge(snaps: list[Snapshot], name: str) -> list[float]:
     return [v for s in snaps if (v := getattr(s, name)) is not None]
 
 
+def _finished(s: Snapshot) -> float | None:
+    """A counter that moves when a request ends: the e2e histogram's count where published,
+    else llama.cpp's generated tokens (it adds them only when a request ends)."""
+    if s.e2e_s is not None:
+        return s.e2e_s.count
+    return s.generation_tokens if s.dialect == "llamacpp" else None
+
+
+def _clean(a: Snapshot, b: Snapshot, need: float) -> bool:
+    """Between a and b every stream decoded: the batch was in (running >= need at both
+    ends), no prompt was processed, no request ended, and the engine stepped."""
+    if (a.running or 0) < need or (b.running or 0) < need:
+        return False
+    if a.prompt_tokens != b.prompt_tokens or _finished(a) != _finished(b):
+        return False
+    return a.steps is not None and b.steps is not None and b.steps > a.steps
+
+
+def decode_runs(snaps: list[Snapshot], need: float) -> list[list[Snapshot]]:
+    """Maximal runs of consecutive clean intervals (each run: its snapshots, >= 2)."""
+    runs: list[list[Snapshot]] = []
+    current: list[Snapshot] = []
+    for a, b in zip(snaps, snaps[1:], strict=False):
+        if _clean(a, b, need):
+            current = current or [a]
+            current.append(b)
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    return runs
+
+
 def decode_window(
     snaps: list[Snapshot], target_running: float | None
-) -> tuple[list[Snapshot], bool]:
-    """Snapshots from the first to the last at full batch; else where anything ran."""
-
-    def span(ok: list[bool]) -> list[Snapshot]:
-        idx = [i for i, good in enumerate(ok) if good]
-        return snaps[idx[0] : idx[-1] + 1] if len(idx) >= 2 else []
-
+) -> tuple[list[list[Snapshot]], bool]:
+    """The runs where the level's whole batch decoded; else where anything decoded."""
     if target_running:
-        full = span([(s.running or 0) >= target_running for s in snaps])
+        full = decode_runs(snaps, target_running)
         if full:
             return full, True
-    return span([(s.running or 0) > 0 for s in snaps]), False
+    return decode_runs(snaps, 1.0), False
 
 
-def _step_time(win: list[Snapshot]) -> tuple[float | None, float | None, float | None]:
-    """(step_time_s, window_s, running mean) of a window; None where steps did not move."""
-    if len(win) < 2:
+def _step_time(runs: list[list[Snapshot]]) -> tuple[float | None, float | None, float | None]:
+    """(step_time_s, window_s, running mean) summed over the runs: each run's wall time and
+    its steps (first to last snapshot, so a count's rounding enters once per run)."""
+    if not runs:
         return None, None, None
-    d = delta(win[0], win[-1])
-    steps = d.counters["steps"]
-    running = _gauge(win, "running")
+    wall = sum(r[-1].t_mono_s - r[0].t_mono_s for r in runs)
+    steps = sum((r[-1].steps or 0.0) - (r[0].steps or 0.0) for r in runs)
+    running = [v for r in runs for s in r if (v := s.running) is not None]
     mean = statistics.fmean(running) if running else None
-    if d.reset or not steps or d.dt_s <= 0:
-        return None, d.dt_s, mean
-    return d.dt_s / steps, d.dt_s, mean
+    return (wall / steps if steps > 0 and wall > 0 else None), wall, mean
 
 
 def _quantiles(h: Histogram | None) -> tuple[float | None, float | None]:
