@@ -137,3 +137,16 @@ def test_llamacpp_generated_rate_from_steps_and_running() -> None:
     assert live.generated_tokens_per_s.value == pytest.approx(40.0)
     assert "llama.cpp" in live.generated_tokens_per_s.basis
     assert live.mfu.value == pytest.approx(40.0 * 2 * 1e9 / FLOPS, rel=0.01)
+
+
+def test_engine_estimate_is_per_gpu_so_tp_multiplies_it() -> None:
+    from dataclasses import replace
+
+    snaps = []
+    for t in range(11):
+        s = steady(float(t))
+        snaps.append(
+            Snapshot(**{**s.to_json(), "itl_s": s.itl_s, "estimated_read_bytes": 1.1e9 * s.steps})
+        )
+    live = derive(window(snaps), replace(physics(), devices=2))
+    assert live.engine_bytes_per_step.value == pytest.approx(2.2e9)

@@ -65,7 +65,7 @@ def physics_from(args: argparse.Namespace) -> Physics:
         params=args.params,
     )
     hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
-    return Physics(cost, hw, args.context)
+    return Physics(cost, hw, args.context, args.tp)
 
 
 def metrics_url(args: argparse.Namespace) -> str:

@@ -53,6 +53,7 @@ class Physics:
     cost: ModelCost
     hw: HardwareSpec
     context_tokens: int | None = None  # --context: tokens per running sequence, when stated
+    devices: int = 1  # --tp: vLLM estimates bytes per GPU; the group reads this many times that
 
     @property
     def peak_flops_per_s(self) -> float:
@@ -299,6 +300,7 @@ def _engine(d: Delta | None, ph: Physics, steps: Quantity) -> dict[str, Quantity
     if d is None or rb is None:
         why = "the engine publishes no estimate of bytes read (vLLM: --enable-mfu-metrics)"
         return {"engine_bytes_per_step": unknown(why), "engine_mbu": unknown(why)}
+    rb *= ph.devices  # per GPU -> the whole tensor-parallel group, as inferlab's bytes/step
     per_step = (
         Quantity(rb / n, "engine's estimated read bytes / steps")
         if n
