@@ -85,17 +85,17 @@ def reading(live: Live | None, util: Quantity, util_kind: str) -> str:
         what = "GPU util" if util_kind == "gpu" else "server CPU"
         busy = f" (while {what} reads {_pct(util)})"
     lb = " at least" if "lower bound" in mbu.basis else ""
-    if live.floor_bound == "compute":
-        return (
-            f"compute-bound: {_pct(mfu)} of peak FLOPS, {_pct(mbu)} of peak bandwidth{busy}"
-            " — a bigger batch will not help; more FLOPS or lower-precision compute will"
-        )
     far = live.above_floor.value
     if far is not None and far > 3:
         return (
-            f"memory-bound but {far:.1f}x above the floor:{lb} {_pct(mbu)} of peak bandwidth, "
-            f"{_pct(mfu)} of peak FLOPS{busy} — overhead (scheduling, launches, CPU) "
-            "costs more than the bytes"
+            f"{far:.1f}x above the floor ({live.floor_bound}-bound there):{lb} {_pct(mbu)} of "
+            f"peak bandwidth, {_pct(mfu)} of peak FLOPS{busy} — the time goes to overhead "
+            "(scheduling, launches, CPU), not to bytes or FLOPs"
+        )
+    if live.floor_bound == "compute":
+        return (
+            f"compute-bound: {_pct(mfu)} of peak FLOPS,{lb} {_pct(mbu)} of peak bandwidth{busy}"
+            " — a bigger batch will not help; more FLOPS or lower-precision compute will"
         )
     return (
         f"memory-bound:{lb} {_pct(mbu)} of peak bandwidth, {_pct(mfu)} of peak FLOPS{busy}"

@@ -56,11 +56,12 @@ def _gauges(f: Frame) -> Table:
     t.add_column(width=11, no_wrap=True)
     t.add_column(width=7, justify="right", no_wrap=True)
     t.add_column(width=18, no_wrap=True)
-    t.add_column(overflow="ellipsis", no_wrap=True)
+    t.add_column(overflow="ellipsis", no_wrap=True, max_width=37)
     assert f.live is not None
     what = {"gpu": "GPU util", "cpu": "server CPU"}.get(f.device_util_kind, "device util")
     for name, q in (("MBU", f.live.mbu), ("MFU", f.live.mfu), (what, f.device_util)):
-        t.add_row(Text(name, style="bold"), _pct(q), _bar(q), _why(q))
+        at_least = "≥" if "lower bound" in q.basis else ""  # KV not counted: context unknown
+        t.add_row(Text(name, style="bold"), at_least + _pct(q), _bar(q), _why(q))
     return t
 
 
