@@ -108,7 +108,8 @@ def check_server(
             "warning",
             f"client TPOT p50 {tpot * 1e3:.2f} ms vs the server's {step * 1e3:.2f} ms per step "
             f"while all {target} streams decoded: one of the two clocks is not counting "
-            "what the other does (multi-token steps, stalls, a busy client)",
+            "what the other does (an output path lagging the engine, as vLLM's API process "
+            "on a busy CPU; multi-token steps; stalls; a busy client)",
         )
     if target and srv.running_max is not None and srv.running_max < target:
         add(
