@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from inferlab.bench.benchmark import Floor
 from inferlab.metrics.server_checks import attach_server, check_server, metrics_unavailable
 from inferlab.servermetrics.level import ServerLevelMetrics, summarize_server_level
 from inferlab.servermetrics.sampler import Sample
@@ -139,7 +140,7 @@ def test_attach_prices_the_floor_at_the_server_step() -> None:
     cost = ModelCost.stated(weight_bytes=1e9, kv_bytes_per_token=0.0, params=1e9)
     hw = with_overrides(STATED, 100e9, 1e12, None)
     s = {**level(0.021), "mbu": 0.47}
-    warns = attach_server(s, ramp(), 4, (cost, hw), (32, 256))
+    warns = attach_server(s, ramp(), 4, Floor(cost, hw), (32, 256))
     assert warns == []
     assert s["mbu_basis"] == "server_steps" and s["mbu_client_tpot"] == 0.47
     assert s["floor_batch"] == 4 and s["measured_step_time_s"] == pytest.approx(0.02)
@@ -152,7 +153,7 @@ def test_attach_without_server_steps_keeps_client_basis() -> None:
     hw = with_overrides(STATED, 100e9, 1e12, None)
     bad = [Sample("c=4", "start", None, "metrics_unparsable", "HTML", 0.0)]
     s = {**level(), "mbu": 0.5}
-    warns = attach_server(s, bad, 4, (cost, hw), (32, 256))
+    warns = attach_server(s, bad, 4, Floor(cost, hw), (32, 256))
     assert s["server"] is None and s["mbu_basis"] == "client_tpot" and s["mbu"] == 0.5
     assert [(w["code"], w["severity"]) for w in warns] == [("metrics_unparsable", "warning")]
 
@@ -193,3 +194,17 @@ def test_real_llama_server_samples_exclude_prefill() -> None:
     assert naive > 1.04 * m.step_time_s  # the whole level, prefills included, says more
     c4 = summarize_server_level([s for s in read_samples(path) if s.level == "c=4"], 4)
     assert c4 is not None and c4.running_max == 4 and c4.decode_running_mean == 4
+
+
+def test_engine_bytes_are_per_gpu() -> None:
+    """vLLM's estimate is per GPU: with --floor-tp 2 it doubles before the comparison."""
+    from inferlab.metrics.server_checks import check_engine_bytes
+
+    a = snap(0, 0, 4, estimated_read_bytes=0.0)
+    b = snap(2, 100, 4, estimated_read_bytes=100 * 1.4e8)
+    m = summarize_server_level([a, b], 4)
+    assert m is not None
+    s = {"label": "c=4", "bytes_per_step": 2.8e8, "floor_batch": 4}
+    assert _codes(check_engine_bytes(s, m, 1)) == {"floor_disagrees_with_engine"}
+    assert check_engine_bytes(s, m, 2) == []
+    assert s["engine_estimated_read_bytes_per_step"] == pytest.approx(2.8e8)

@@ -37,6 +37,7 @@ SCHEMA_VERSION = 1
 class Floor:
     cost: ModelCost
     hardware: HardwareSpec
+    devices: int = 1  # tensor-parallel devices in `hardware` (engines count bytes per GPU)
 
 
 @dataclass(slots=True)
@@ -130,10 +131,9 @@ def _level_block(cfg: BenchConfig, run: LevelRun) -> tuple[dict[str, Any], list[
     if run.server_samples is not None:  # the server's own books (servermetrics/)
         from inferlab.metrics.server_checks import attach_server
 
-        fl = (cfg.floor.cost, cfg.floor.hardware) if cfg.floor else None
         target = int(lv.value) if lv.kind == "concurrency" else None
         workload = (cfg.prompt_tokens, cfg.output_tokens)
-        warns += attach_server(s, run.server_samples, target, fl, workload)
+        warns += attach_server(s, run.server_samples, target, cfg.floor, workload)
     return s, warns
 
 

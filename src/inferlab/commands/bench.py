@@ -98,7 +98,7 @@ def resolve_floor(args: argparse.Namespace) -> Any:
     hw = hardware_from(
         args.floor_hardware, args.floor_bandwidth, args.floor_flops, tp=args.floor_tp
     )
-    return Floor(cost, hw)
+    return Floor(cost, hw, args.floor_tp)
 
 
 def levels_from(args: argparse.Namespace, default: list[int]) -> list[Any]:

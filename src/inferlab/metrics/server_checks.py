@@ -64,7 +64,6 @@ def server_floor(
         "mbu": u.mbu,
         "mfu": u.mfu,
         "measured_over_floor": srv.step_time_s / p.step_time_s,
-        "engine_estimated_read_bytes_per_step": srv.estimated_read_bytes_per_step,
     }
 
 
@@ -144,10 +143,17 @@ def check_server(
     return out
 
 
-def check_engine_bytes(s: dict[str, Any], srv: ServerLevelMetrics) -> list[dict[str, str]]:
-    """inferlab's bytes per step beside the engine's own estimate (vLLM's MFU metrics)."""
-    ours, theirs = s.get("bytes_per_step"), srv.estimated_read_bytes_per_step
-    if not ours or not theirs or abs(theirs / ours - 1) <= DISAGREE:
+def check_engine_bytes(
+    s: dict[str, Any], srv: ServerLevelMetrics, devices: int = 1
+) -> list[dict[str, str]]:
+    """inferlab's bytes per step beside the engine's own estimate (vLLM's MFU metrics, which
+    count per GPU: times the tensor-parallel devices to stand beside the whole group's)."""
+    ours, per_gpu = s.get("bytes_per_step"), srv.estimated_read_bytes_per_step
+    if not ours or not per_gpu:
+        return []
+    theirs = per_gpu * devices
+    s["engine_estimated_read_bytes_per_step"] = theirs
+    if abs(theirs / ours - 1) <= DISAGREE:
         return []
     return [
         warning(
@@ -165,10 +171,11 @@ def attach_server(
     s: dict[str, Any],
     samples: list[Sample],
     target: int | None,
-    floor: tuple[ModelCost, HardwareSpec] | None,
+    floor: Any,
     workload: tuple[int, int],
 ) -> list[dict[str, str]]:
-    """Put the `server` block (or None) and the MBU basis into `s`; return the warnings."""
+    """Put the `server` block (or None) and the MBU basis into `s`; return the warnings.
+    `floor`: bench.benchmark.Floor (cost, hardware, devices) or None."""
     warns = _scrape_failure(samples, s["label"])
     srv = summarize_server_level(samples, target)
     s["server"] = srv.to_json() if srv else None
@@ -177,8 +184,9 @@ def attach_server(
     if srv is None:
         return warns
     if floor is not None:
-        priced = server_floor(srv, floor[0], floor[1], workload[0], workload[1])
+        priced = server_floor(srv, floor.cost, floor.hardware, workload[0], workload[1])
         if priced is not None:
             s["mbu_client_tpot"] = s.get("mbu")
             s.update(priced)
-    return warns + check_server(s, srv, target) + check_engine_bytes(s, srv)
+    devices = floor.devices if floor is not None else 1
+    return warns + check_server(s, srv, target) + check_engine_bytes(s, srv, devices)
