@@ -8,6 +8,7 @@ step time = TPOT (within 2 %), running batch = the concurrency (exactly).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,26 @@ def test_report_shows_the_server_beside_the_client(tmp_path: Path) -> None:
     assert (tmp_path / "server.png").stat().st_size > 1000
     assert "The server&#x27;s own view" in html or "The server's own view" in html
     assert "srv steps/s" in html
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("/html/metrics", "metrics_unparsable"),
+        ("/junk/metrics", "metrics_unparsable"),
+        ("/off/metrics", "no_server_metrics"),
+        ("/slow/metrics", "no_server_metrics"),
+    ],
+)
+def test_bad_metrics_never_fail_the_bench(
+    tmp_path: Path, metrics_server: Any, path: str, code: str
+) -> None:
+    from tests.servermetrics.test_scrape import ROUTES, app_with
+
+    root = metrics_server(app_with(ROUTES))
+    with running_fake_server(ttft=0.01, tpot=0.002, slow_every=0) as url:
+        res = bench(url, tmp_path, (1,), n=2, metrics_url=root + path)
+    w = [w for w in res.summary["warnings"] if w["code"] == code]
+    assert len(w) == 1 and w[0]["severity"] == "warning"  # --metrics-url was given
+    lv = res.summary["levels"][0]
+    assert lv["requests_ok"] == 2 and lv.get("server") is None
