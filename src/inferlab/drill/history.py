@@ -88,14 +88,22 @@ def load(path: Path) -> list[Entry]:
 def append(path: Path, entry: Entry) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        torn = path.exists() and path.stat().st_size > 0 and not _ends_with_newline(path)
         with path.open("a", encoding="utf-8") as f:
-            f.write(dumps_line(entry))
+            # After a line cut short by a crash, start afresh rather than extend it.
+            f.write(("\n" if torn else "") + dumps_line(entry))
             f.flush()
             os.fsync(f.fileno())
     except OSError as e:
         raise InferlabError(
             f"cannot write the drill history {path}: {e.strerror}; choose --history PATH"
         ) from e
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def boxes(entries: list[Entry], kinds: list[str]) -> dict[str, int]:

@@ -56,7 +56,7 @@ def prefill(rng: random.Random, seed: int) -> Card:
             **setup_numbers(s),
             "prompt": f"{prompt:,}",
             "streams": str(streams),
-            "prefill_flops": f"{pf.step.flops:.2g}",
+            "prefill_flops": f"{pf.step.flops:.2e}".replace("e+", "e"),
             "prefill": ms(pf.prefill_time_s),
             "bound": pf.step.bound,
             "step": ms(pf.decode.step_time_s),

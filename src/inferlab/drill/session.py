@@ -21,11 +21,12 @@ from typing import Protocol
 
 from inferlab.drill import history, strings
 from inferlab.drill.cards import Card, make_card
-from inferlab.drill.grading import Graded, grade, parse_answer
+from inferlab.drill.grading import Graded, accepted_forms, grade, parse_answer
 from inferlab.drill.numbers import quantity, say
 from inferlab.errors import UnitError
 
 QUIT = ("q", "quit", "exit", ":q")
+Explain = Callable[[Card], list[str]]
 
 
 class Terminal(Protocol):
@@ -64,9 +65,16 @@ def _width() -> int:
     return min(shutil.get_terminal_size((80, 24)).columns, 80)
 
 
-def _wrap(text: str, indent: str = "") -> str:
+def _wrap(text: str, indent: str = "", hang: str = "") -> str:
+    """Fill to the terminal (80 columns at most); `hang` indents continuation lines more."""
     return "\n".join(
-        textwrap.fill(p, _width(), initial_indent=indent, subsequent_indent=indent)
+        textwrap.fill(
+            p,
+            _width(),
+            initial_indent=indent,
+            subsequent_indent=indent + hang,
+            break_on_hyphens=False,
+        )
         for p in text.split("\n")
     )
 
@@ -85,11 +93,12 @@ def _read_answer(card: Card, cfg: SessionConfig, term: Terminal) -> Graded | Non
         try:
             parse_answer(text, card)
             return grade(card, text)
-        except UnitError as e:
+        except UnitError:
             if attempt == 2:
                 term.say(strings.say(cfg.lang, "ui.unread"))
                 return None
-            term.say(strings.say(cfg.lang, "ui.reask", error=e))
+            forms = accepted_forms(card)
+            term.say(_wrap(strings.say(cfg.lang, "ui.reask", text=text, forms=forms)))
             text = _ask(term, strings.say(cfg.lang, "ui.prompt"))
     return None
 
@@ -129,58 +138,67 @@ def _show_card(
 
 def _show_explain(card: Card, explain: list[str], lang: str, term: Terminal) -> None:
     out = [strings.say(lang, "ui.explain", verb=card.verb_argv[0])]
-    out += [_wrap(x, "  ") for x in explain]
+    out += [_wrap(x, "  ", "    ") for x in explain]
     out.append(_wrap(strings.say(lang, "ui.check", argv=" ".join(card.verb_argv))))
     term.say("\n".join(out))
 
 
-def run_session(cfg: SessionConfig, term: Terminal, explain: Callable[[Card], list[str]]) -> Score:
+def _one_card(
+    card: Card, i: int, n: int, cfg: SessionConfig, term: Terminal, explain: Explain
+) -> str:
+    """Ask one card, record it in the history at once, show it; the grade's name."""
+    term.say(_header(card, i, n, cfg.lang))
+    term.say(_wrap(strings.question(card, cfg.lang)))
+    deadline = time.strftime("%H:%M:%S", time.localtime(time.time() + cfg.minute_s))
+    timer = strings.say(cfg.lang, "ui.timer", deadline=deadline, unit=card.answer.unit)
+    term.say(_wrap(timer))
+    start = time.monotonic()
+    g = _read_answer(card, cfg, term)
+    secs = time.monotonic() - start
+    grade_name = g.grade if g else "wrong"
+    entry = history.Entry(
+        card.kind,
+        card.seed,
+        grade_name,
+        g.mistake if g else None,
+        round(secs, 1),
+        datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    history.append(cfg.history, entry)
+    _show_card(card, g, secs, cfg, term)
+    _show_explain(card, explain(card), cfg.lang, term)
+    return grade_name
+
+
+def plan(cfg: SessionConfig) -> list[Card]:
+    """The session's cards: kinds drawn by their Leitner boxes, a fresh seed each."""
     rng = random.Random(cfg.seed)
     box = history.boxes(history.load(cfg.history), list(cfg.kinds))
-    order = history.pick(rng, box, cfg.cards)
+    return [make_card(k, rng.randrange(1_000_000)) for k in history.pick(rng, box, cfg.cards)]
+
+
+def run_session(cfg: SessionConfig, term: Terminal, explain: Explain) -> Score:
+    """Cards of the kinds the Leitner boxes favour; the score, however the session ends."""
+    cards = plan(cfg)
     tally: Counter[str] = Counter()
     interrupted = False
     try:
-        for i, k in enumerate(order, 1):
-            card = make_card(k, rng.randrange(1_000_000))
-            term.say(_header(card, i, len(order), cfg.lang))
-            term.say(_wrap(strings.question(card, cfg.lang)))
-            deadline = time.strftime("%H:%M:%S", time.localtime(time.time() + cfg.minute_s))
-            unit = card.answer.unit
-            term.say(_wrap(strings.say(cfg.lang, "ui.timer", deadline=deadline, unit=unit)))
-            start = time.monotonic()
-            g = _read_answer(card, cfg, term)
-            secs = time.monotonic() - start
-            grade_name = g.grade if g else "wrong"
-            tally[grade_name] += 1
-            entry = history.Entry(
-                card.kind,
-                card.seed,
-                grade_name,
-                g.mistake if g else None,
-                round(secs, 1),
-                datetime.now(UTC).isoformat(timespec="seconds"),
-            )
-            history.append(cfg.history, entry)
-            _show_card(card, g, secs, cfg, term)
-            _show_explain(card, explain(card), cfg.lang, term)
-            if i < len(order):
+        for i, card in enumerate(cards, 1):
+            tally[_one_card(card, i, len(cards), cfg, term, explain)] += 1
+            if i < len(cards):
                 _ask(term, strings.say(cfg.lang, "ui.next"))
     except (EOFError, _Quit):
         pass
     except KeyboardInterrupt:
         interrupted = True
     score = Score(tally["right"], tally["close"], tally["wrong"], interrupted)
-    term.say("")
-    term.say(
-        strings.say(
-            cfg.lang,
-            "ui.score",
-            right=score.right,
-            close=score.close,
-            wrong=score.wrong,
-            n=score.asked,
-        )
+    total = strings.say(
+        cfg.lang,
+        "ui.score",
+        right=score.right,
+        close=score.close,
+        wrong=score.wrong,
+        n=score.asked,
     )
-    term.say(strings.say(cfg.lang, "ui.saved", path=cfg.history))
+    term.say(f"\n{total}\n" + strings.say(cfg.lang, "ui.saved", path=cfg.history))
     return score

@@ -57,14 +57,20 @@ _EN = {
     "batch 1, not {batch}x).",
     "d.max-batch": "max batch = ({group_mem} - {weights}) / ({context} x {kv_token} = "
     "{kv_seq}) = {max_batch}.",
-    "d.prefill": "prefill FLOPs = 2 x {params} x {prompt} = {prefill_flops}; / "
+    "d.prefill.time": "prefill FLOPs = 2 x {params} x {prompt} = {prefill_flops}; / "
+    "{group_flops} = {prefill} ({bound}-bound), only {stall}x a decode step ({step}): "
+    "the weights are read once for the whole prompt.",
+    "d.prefill.stall": "prefill FLOPs = 2 x {params} x {prompt} = {prefill_flops}; / "
     "{group_flops} = {prefill} ({bound}-bound); a decode step is {step}, so each "
-    "stream stalls {prefill} / {step} = {stall} steps.",
+    "stream stalls {prefill} / {step} = {stall} steps. Chunked prefill bounds the stall.",
     "d.ridge": "ridge = peak FLOPS / bandwidth = {group_flops} / {group_bw} = {ridge} "
     "FLOP/B: below it memory-bound, above it compute-bound.",
-    "d.crossover": "intensity = batch x 2 FLOP per {bytes_per_param} B of weights; it "
-    "meets the ridge ({ridge} FLOP/B) near batch {batch0} without KV. KV bytes "
-    "({kv_seq} per sequence) are not shared, so at {context} tokens: batch {batch}.",
+    "d.crossover.without_kv": "intensity = batch x 2 FLOP per {bytes_per_param} B of "
+    "weights; it meets the ridge ({ridge} FLOP/B) at batch {batch}. With long contexts "
+    "it comes much later: the batch shares the weights, not the KV.",
+    "d.crossover.with_kv": "intensity = batch x 2 FLOP per {bytes_per_param} B of "
+    "weights; it meets the ridge ({ridge} FLOP/B) near batch {batch0} without KV. KV "
+    "bytes ({kv_seq} per sequence) are not shared, so at {context} tokens: batch {batch}.",
     "d.cost": "tokens/hour = {rate} x 3,600 = {per_hour}; $ per million = ${usd} x "
     "{tp} / {per_hour} x 10^6 = ${price}.",
     "d.amdahl": "new time = {untouched} + {terms} = {new_time}; speedup = 1 / "
@@ -109,10 +115,10 @@ _EN = {
     "v.healthy": "MBU of 60 % or more: healthy.",
     "v.room-left": "MBU below 60 %: room left (launch overhead, small kernels).",
     "ui.card": "Card {i}/{n} · {kind}",
-    "ui.timer": "Answer aloud within a minute ({deadline}), then type the number with "
-    "its unit ({unit}); q stops.",
+    "ui.timer": "Answer aloud within a minute (by {deadline}), then type the number "
+    "and its unit ({unit}); q stops.",
     "ui.prompt": "answer> ",
-    "ui.reask": "{error}\nOnce more:",
+    "ui.reask": "Could not read {text!r} as a number; write it like {forms}. Once more:",
     "ui.unread": "no number read: counted as wrong.",
     "ui.graded": "{grade}: you said {given}, expected {expected} ({off} off), {secs} s",
     "ui.over": " (over the minute)",
@@ -175,13 +181,19 @@ _VI = {
     "({speedup} lần batch 1, không phải {batch} lần).",
     "d.max-batch": "batch tối đa = ({group_mem} - {weights}) ÷ ({context} x {kv_token} "
     "= {kv_seq}) = {max_batch}.",
-    "d.prefill": "FLOP prefill = 2 x {params} x {prompt} = {prefill_flops}; ÷ "
+    "d.prefill.time": "FLOP prefill = 2 x {params} x {prompt} = {prefill_flops}; ÷ "
+    "{group_flops} = {prefill} ({bound}-bound), chỉ gấp {stall} lần một bước decode "
+    "({step}): trọng số chỉ đọc một lần cho cả prompt.",
+    "d.prefill.stall": "FLOP prefill = 2 x {params} x {prompt} = {prefill_flops}; ÷ "
     "{group_flops} = {prefill} ({bound}-bound); một bước decode là {step}, nên mỗi luồng "
-    "đứng hình {prefill} ÷ {step} = {stall} bước.",
+    "đứng hình {prefill} ÷ {step} = {stall} bước. Chunked prefill chặn được việc này.",
     "d.ridge": "điểm gãy = FLOPS đỉnh ÷ băng thông = {group_flops} ÷ {group_bw} = "
     "{ridge} FLOP/B: dưới mức đó memory-bound, trên mức đó compute-bound.",
-    "d.crossover": "intensity = batch x 2 FLOP cho {bytes_per_param} B trọng số; gặp "
-    "điểm gãy ({ridge} FLOP/B) ở batch khoảng {batch0} khi không có KV. Byte KV "
+    "d.crossover.without_kv": "intensity = batch x 2 FLOP cho {bytes_per_param} B trọng "
+    "số; gặp điểm gãy ({ridge} FLOP/B) ở batch {batch}. Với context dài thì muộn hơn "
+    "nhiều: batch chia chung trọng số, không chia KV.",
+    "d.crossover.with_kv": "intensity = batch x 2 FLOP cho {bytes_per_param} B trọng "
+    "số; gặp điểm gãy ({ridge} FLOP/B) ở batch khoảng {batch0} khi không có KV. Byte KV "
     "({kv_seq} mỗi chuỗi) không được chia chung, nên ở {context} token: batch {batch}.",
     "d.cost": "token mỗi giờ = {rate} x 3.600 = {per_hour}; chi phí mỗi triệu = ${usd} "
     "x {tp} ÷ {per_hour} x 10^6 = ${price}.",
@@ -226,10 +238,10 @@ _VI = {
     "v.healthy": "MBU từ 60 % trở lên: khoẻ.",
     "v.room-left": "MBU dưới 60 %: còn dư địa (overhead launch, kernel nhỏ).",
     "ui.card": "Thẻ {i}/{n} · {kind}",
-    "ui.timer": "Trả lời thành tiếng trong một phút ({deadline}), rồi gõ con số kèm "
+    "ui.timer": "Trả lời thành tiếng trong một phút (trước {deadline}), rồi gõ con số kèm "
     "đơn vị ({unit}); q để dừng.",
     "ui.prompt": "trả lời> ",
-    "ui.reask": "{error}\nThử lại một lần:",
+    "ui.reask": "Không đọc được {text!r} thành con số; hãy viết như {forms}. Thử lại một lần:",
     "ui.unread": "không đọc được con số: tính là sai.",
     "ui.graded": "{grade}: bạn nói {given}, đáp án {expected} (lệch {off}), {secs} s",
     "ui.over": " (quá một phút)",
@@ -272,7 +284,8 @@ def question(card: Card, lang: str) -> str:
 
 
 def derivation(card: Card, lang: str) -> str:
-    return _fill(card, lang, f"d.{card.kind}")
+    key = f"d.{card.kind}.{card.inputs.target}"
+    return _fill(card, lang, key if key in _TABLES[lang] else f"d.{card.kind}")
 
 
 def mistake(card: Card, name: str, lang: str) -> str:
