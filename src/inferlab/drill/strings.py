@@ -39,8 +39,8 @@ _EN = {
     "batch does decode turn compute-bound?",
     "q.crossover.with_kv": "{setup} Every sequence holds {context} tokens of KV. At "
     "what batch does decode turn compute-bound?",
-    "q.cost": "{setup} A GPU-hour costs ${usd}; the {tp} GPU(s) serve {rate} tok/s in "
-    "total (batch {batch}). What does a million output tokens cost?",
+    "q.cost": "{setup} A GPU-hour costs ${usd}; at batch {batch} it serves {rate} tok/s "
+    "in total. What does a million output tokens cost?",
     "q.amdahl": "Non-overlapping optimisations of a decode step: {parts_en}. What is "
     "the overall speedup?",
     "d.ceiling": "floor = bytes per step / bandwidth = {bytes} / {group_bw} = {step}; "
@@ -163,8 +163,8 @@ _VI = {
     "decode chuyển sang compute-bound?",
     "q.crossover.with_kv": "{setup} Mỗi chuỗi giữ {context} token KV. Ở batch nào "
     "decode chuyển sang compute-bound?",
-    "q.cost": "{setup} Một giờ GPU giá ${usd}; {tp} GPU phục vụ tổng cộng {rate} token/s "
-    "(batch {batch}). Một triệu token đầu ra tốn bao nhiêu?",
+    "q.cost": "{setup} Một giờ GPU giá ${usd}; ở batch {batch} nó phục vụ tổng cộng "
+    "{rate} token/s. Một triệu token đầu ra tốn bao nhiêu?",
     "q.amdahl": "Các tối ưu không chồng lấp của một bước decode: {parts_vi}. Speedup "
     "tổng là bao nhiêu?",
     "d.ceiling": "mức sàn = byte mỗi bước ÷ băng thông = {bytes} ÷ {group_bw} = {step}; "
