@@ -4,6 +4,7 @@ a right answer grades right, 30 % off grades wrong, each usual mistake is named.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -112,10 +113,29 @@ def test_grading(kind: str, seed: int) -> None:
 def test_every_kind_names_a_mistake_and_varies(kind: str) -> None:
     cards = [make_card(kind, s) for s in SEEDS]
     assert sum(1 for c in cards if c.mistakes) >= 40  # the usual mistake is almost always there
-    assert len({round(c.answer.value, 9) for c in cards}) >= 20  # fresh numbers
+    # fresh numbers (a ridge point has only as many values as GPU x dtype pairs)
+    assert len({round(c.answer.value, 9) for c in cards}) >= 12
 
 
 @pytest.mark.parametrize("kind", kind_names())
 def test_same_seed_same_card(kind: str) -> None:
     assert make_card(kind, 123) == make_card(kind, 123)
     assert make_card(kind, 123) != make_card(kind, 124)
+
+
+@pytest.mark.parametrize("lang", ["en", "vi"])
+@pytest.mark.parametrize("kind", kind_names())
+def test_every_text_renders_with_the_same_numbers(kind: str, lang: str) -> None:
+    from inferlab.drill import strings
+
+    for seed in range(20):
+        card = make_card(kind, seed)
+        q = strings.question(card, lang)
+        d = strings.derivation(card, lang)
+        for m in card.mistakes:
+            assert strings.mistake(card, m.name, lang)
+        strings.verdict(card, lang)
+        # the figures a question states are the ones its English twin states
+        en = strings.question(card, "en")
+        assert re.findall(r"\d[\d,.]*\d|\d", q) == re.findall(r"\d[\d,.]*\d|\d", en)
+        assert "{" not in q + d

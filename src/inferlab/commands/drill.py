@@ -150,4 +150,9 @@ def run(args: argparse.Namespace) -> int:
     )
     score = run_session(cfg, _Console(), lambda card: verb_explain(card.verb_argv))
     sys.stdout.flush()
-    return 130 if score.interrupted else 0
+    if score.interrupted:  # Ctrl-C / SIGTERM / SIGHUP: the CLI's stop line and exit code
+        from inferlab import signals
+
+        signals.kept(f"{score.asked} answer(s) kept in {cfg.history}")
+        raise KeyboardInterrupt
+    return 0

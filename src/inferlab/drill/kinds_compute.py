@@ -18,6 +18,7 @@ from inferlab.physics.decode import compute_bound_batch, decode_point
 from inferlab.physics.prefill import prefill_stall
 from inferlab.physics.price import price_per_million
 from inferlab.physics.roofline import ridge_point
+from inferlab.specs.cost import ModelCost
 
 
 @kind("prefill")
@@ -97,13 +98,20 @@ def crossover(rng: random.Random, seed: int) -> Card:
         if cb is not None:
             break
     cb0 = compute_bound_batch(cost, hw, 0)
+    # Mistake: 1 FLOP per parameter instead of 2 (a multiply and an add).
+    half = ModelCost.stated(s.weight_bytes, s.kv_bytes_per_token, s.params / 2, s.weight_dtype)
     peak = hw.peak_flops(cost.compute_dtype)
     r = ridge_point(peak, hw.bandwidth_bytes_per_s)
     return Card(
         kind="crossover",
         inputs=_inputs(seed, s, target=target, context_tokens=ctx),
         answer=Quantity(cb, "sequences"),
-        mistakes=mistakes(cb, ("kv-shared", cb0), ("ridge-as-batch", r)),
+        mistakes=mistakes(
+            cb,
+            ("kv-shared", cb0),
+            ("ridge-as-batch", r),
+            ("one-flop-per-parameter", compute_bound_batch(half, hw, ctx)),
+        ),
         verb_argv=("floor", *s.argv(), "--context", str(ctx)),
         numbers={
             **setup_numbers(s),

@@ -101,6 +101,7 @@ _EN = {
     "m.kv-shared": "KV bytes taken as shared: the batch shares the weights, not the KV.",
     "m.ridge-as-batch": "the ridge taken as the batch: at {dtype} a parameter is "
     "{bytes_per_param} B, so intensity = 2 x batch / {bytes_per_param}.",
+    "m.one-flop-per-parameter": "one FLOP per parameter: a token costs 2 (multiply and add).",
     "m.divided-not-multiplied": "the price divided by the hours instead of multiplied.",
     "m.seconds-for-hours": "tokens per second taken as per hour: x 3,600.",
     "m.power-of-ten": "a power of ten slipped (10^6 / 200 is 5,000 s, not 500).",
@@ -224,6 +225,7 @@ _VI = {
     "m.kv-shared": "coi byte KV như được chia chung: batch chỉ chia chung trọng số, không chia KV.",
     "m.ridge-as-batch": "lấy điểm gãy làm batch: ở {dtype} mỗi tham số là "
     "{bytes_per_param} B, nên intensity = 2 x batch ÷ {bytes_per_param}.",
+    "m.one-flop-per-parameter": "một FLOP mỗi tham số: mỗi token tốn 2 (nhân và cộng).",
     "m.divided-not-multiplied": "chia tiền cho giờ thay vì nhân.",
     "m.seconds-for-hours": "lấy token mỗi giây làm token mỗi giờ: phải x 3.600.",
     "m.power-of-ten": "trượt một bậc mười (10^6 ÷ 200 là 5.000 s, không phải 500).",
