@@ -99,3 +99,15 @@ class _Collect:
 
     def flush(self) -> None:
         pass
+
+
+def test_next_session_favours_the_kind_answered_wrong(history_file: Path) -> None:
+    from inferlab.drill import history
+
+    kinds = ("ridge", "cost", "amdahl")
+    for k in kinds:  # all mastered ...
+        for _ in range(4):
+            history.append(history_file, history.Entry(k, 1, "right", None, 9.0, "t"))
+    history.append(history_file, history.Entry("cost", 2, "wrong", "power-of-ten", 9.0, "t"))
+    firsts = [plan(SessionConfig(kinds, 1, "en", history_file, seed=s))[0].kind for s in range(300)]
+    assert firsts.count("cost") > 0.8 * len(firsts)  # weight 16 against 1 and 1

@@ -88,7 +88,9 @@ def _one_card(args: argparse.Namespace, kinds: list[str]) -> int:
     if args.json:
         print(dumps(g))
         return 0
-    print(f"{g.grade}: expected {quantity(g.expected.value, g.expected.unit)}")
+    given, expected = (quantity(q.value, q.unit) for q in (g.given, g.expected))
+    grade_word = strings.say(args.lang, f"ui.{g.grade}")
+    print(strings.say(args.lang, "ui.one", grade=grade_word, given=given, expected=expected))
     if g.mistake:
         print(strings.mistake(card, g.mistake, args.lang))
     print(strings.derivation(card, args.lang))
@@ -112,6 +114,7 @@ def _stats(args: argparse.Namespace, kinds: list[str]) -> int:
             f"{r.kind:<10} {r.asked:>5} {r.right:>5} {r.close:>5} {r.wrong:>5} {r.box:>3}  "
             f"{r.top_mistake or '-'}"
         )
+    print("box: 0 = wrong last time ... 4 = mastered; low boxes come back more often")
     print(f"history: {path}")
     return 0
 

@@ -228,6 +228,11 @@ def batching(rng: random.Random, seed: int) -> Card:
                 if per_user
                 else ("n-times-faster", p1.tokens_per_s_total * b)
             ),
+            (
+                ("total-not-per-user", p.tokens_per_s_total)
+                if per_user
+                else ("per-user-not-total", p.tokens_per_s_per_user)
+            ),
         ),
         verb_argv=("floor", *s.argv(), "--batch", str(b), "--context", str(ctx)),
         numbers={

@@ -90,6 +90,8 @@ _EN = {
     "m.n-times-slower": "{batch} users taken as {batch}x slower: the weights are read "
     "once for the whole batch.",
     "m.n-times-faster": "the total taken as {batch}x batch 1: the step grows with the KV.",
+    "m.total-not-per-user": "the total given for one user: each user gets 1 token per step.",
+    "m.per-user-not-total": "one user's rate given for the total: the step makes {batch} tokens.",
     "m.weights-forgotten": "the weights forgotten: they take {weights} first.",
     "m.one-gpu-memory": "one GPU's memory: under TP the {tp} GPUs' memories add.",
     "m.bytes-over-flops": "bytes divided by FLOPS, which is not a time: FLOPs / FLOPS, "
@@ -123,6 +125,7 @@ _EN = {
     "ui.unread": "no number read: counted as wrong.",
     "ui.graded": "{grade}: you said {given}, expected {expected} ({off} off), {secs} s",
     "ui.over": " (over the minute)",
+    "ui.one": "{grade}: you said {given}, expected {expected}",
     "ui.right": "RIGHT",
     "ui.close": "CLOSE",
     "ui.wrong": "WRONG",
@@ -214,6 +217,8 @@ _VI = {
     "m.n-times-slower": "cho rằng {batch} người dùng chậm hơn {batch} lần: trọng số chỉ "
     "đọc một lần cho cả batch.",
     "m.n-times-faster": "cho rằng tổng gấp {batch} lần batch 1: bước dài thêm vì KV.",
+    "m.total-not-per-user": "đưa tổng làm tốc độ một người: mỗi người nhận 1 token mỗi bước.",
+    "m.per-user-not-total": "đưa tốc độ một người làm tổng: mỗi bước sinh {batch} token.",
     "m.weights-forgotten": "quên trọng số: chúng chiếm {weights} trước.",
     "m.one-gpu-memory": "dùng bộ nhớ của một GPU: dưới TP bộ nhớ của {tp} GPU cộng lại.",
     "m.bytes-over-flops": "chia byte cho FLOPS, đó không phải thời gian: FLOP ÷ FLOPS, "
@@ -247,6 +252,7 @@ _VI = {
     "ui.unread": "không đọc được con số: tính là sai.",
     "ui.graded": "{grade}: bạn nói {given}, đáp án {expected} (lệch {off}), {secs} s",
     "ui.over": " (quá một phút)",
+    "ui.one": "{grade}: bạn nói {given}, đáp án {expected}",
     "ui.right": "ĐÚNG",
     "ui.close": "GẦN ĐÚNG",
     "ui.wrong": "SAI",
