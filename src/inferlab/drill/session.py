@@ -21,7 +21,7 @@ from typing import Protocol
 
 from inferlab.drill import history, strings
 from inferlab.drill.cards import Card, make_card
-from inferlab.drill.grading import Graded, accepted_forms, grade, parse_answer
+from inferlab.drill.grading import Graded, accepted_forms, grade
 from inferlab.drill.numbers import quantity, say
 from inferlab.errors import UnitError
 
@@ -91,7 +91,6 @@ def _read_answer(card: Card, cfg: SessionConfig, term: Terminal) -> Graded | Non
     text = _ask(term, strings.say(cfg.lang, "ui.prompt"))
     for attempt in (1, 2):
         try:
-            parse_answer(text, card)
             return grade(card, text)
         except UnitError:
             if attempt == 2:
