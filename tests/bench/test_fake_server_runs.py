@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
-from inferlab.bench.records import read_records
 from inferlab.bench.runner import Level
+from inferlab.records import read_records
 
 from .conftest import fake_server
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, Floor, run_benchmark
-from inferlab.bench.records import read_records
 from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.probe.memory import measure_bandwidth
+from inferlab.records import read_records
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import STATED, with_overrides
 from inferlab.specs.model import resolve_model

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.level import summarize_level
 from inferlab.metrics.requests import latency, mean_active_streams
+from inferlab.records import RequestRecord
 
 MS = 1_000_000
 

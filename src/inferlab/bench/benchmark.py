@@ -19,7 +19,7 @@ import aiohttp
 
 from inferlab import __version__
 from inferlab.bench.client import Endpoint, make_connector
-from inferlab.bench.records import RecordWriter, RequestRecord
+from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelRun, lag_p99_s, run_level
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts
@@ -27,6 +27,7 @@ from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
+from inferlab.records import RecordWriter
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 
@@ -69,14 +70,6 @@ class BenchResult:
     runs: list[LevelRun]
     summary_path: Path
     records_path: Path
-
-
-class Hooks:
-    """Console feedback; the CLI passes a rich progress bar, tests pass nothing."""
-
-    def level_start(self, level: Level, total: int) -> None: ...
-    def request_done(self, rec: RequestRecord) -> None: ...
-    def level_end(self, level: Level, summary: dict[str, Any]) -> None: ...
 
 
 def floor_block(floor: Floor | None) -> dict[str, Any] | None:

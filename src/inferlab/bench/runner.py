@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import aiohttp
 
 from inferlab.bench.client import Endpoint, stream_request
-from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.bench.workload import Prompt
+from inferlab.records import RecordWriter, RequestRecord
 
 
 @dataclass(frozen=True, slots=True)

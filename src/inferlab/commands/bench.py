@@ -118,45 +118,13 @@ def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
 
 
-def execute(cfg: Any, no_plots: bool, hooks: Any = None) -> Any:
-    """Run the sweep with a progress bar, print the table, render plots. Returns the result."""
-    from inferlab.bench.benchmark import event_loop_runner, run_benchmark
-    from inferlab.report.console import ProgressHooks, print_sweep
-
-    hooks = hooks or ProgressHooks()
-    try:
-        result = event_loop_runner()(run_benchmark(cfg, hooks))
-    except KeyboardInterrupt:
-        hooks.close()
-        print(
-            f"interrupted: completed records and the summary are in {cfg.out_dir}", file=sys.stderr
-        )
-        raise
-    finally:
-        hooks.close()
-    print_sweep(result.summary)
-    if not no_plots:
-        from inferlab.bench.records import read_records
-        from inferlab.report.plots import render_all
-
-        floor = cfg.floor
-        render_all(
-            result.summary,
-            read_records(result.records_path),
-            cfg.out_dir,
-            floor.cost if floor else None,
-            floor.hardware if floor else None,
-        )
-    print(f"results: {cfg.out_dir}/ (records.jsonl, summary.json, *.png)")
-    return result
-
-
 def strict_failures(summary: dict[str, Any]) -> list[dict[str, str]]:
     return [w for w in summary["warnings"] if w["severity"] in ("error", "warning")]
 
 
 def run(args: argparse.Namespace) -> int:
     from inferlab.bench.benchmark import BenchConfig
+    from inferlab.bench.sweep import execute
 
     check_sizes(args)
     cfg = BenchConfig(

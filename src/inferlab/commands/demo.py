@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inferlab.bench.progress import ProgressHooks
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.errors import InferlabError
-from inferlab.report.console import ProgressHooks
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,7 +53,8 @@ def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
 def run(args: argparse.Namespace) -> int:
     from inferlab.bench.benchmark import BenchConfig, Floor
     from inferlab.bench.runner import Level
-    from inferlab.commands.bench import check_sizes, execute
+    from inferlab.bench.sweep import execute
+    from inferlab.commands.bench import check_sizes
     from inferlab.commands.report import render_run
     from inferlab.engines.bundled import smollm2_gguf_path
     from inferlab.engines.llama_server import LlamaServer, ServerOptions

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +38,18 @@ def floor_from_summary(summary: dict[str, Any]) -> tuple[Any, Any]:
 
 def render_run(out_dir: Path, summary: dict[str, Any]) -> Path:
     """Plots + report.html for one run folder; returns the report's path."""
-    from inferlab.bench.records import read_records
+    from inferlab.records import scan_records
     from inferlab.report.html import render_html
     from inferlab.report.plots import render_all
     from inferlab.report.reading import read_sweep, setup_facts
 
     records_path = out_dir / "records.jsonl"
-    records = read_records(records_path) if records_path.exists() else []
+    records = []
+    if records_path.exists():
+        read = scan_records(records_path)
+        records = read.records
+        for problem in read.problems:  # a run killed mid-write still renders, and says so
+            print(f"warning: {problem}", file=sys.stderr)
     cost, hw = floor_from_summary(summary)
     render_all(summary, records, out_dir, cost, hw)
     return render_html(summary, out_dir, read_sweep(summary), setup_facts(summary))

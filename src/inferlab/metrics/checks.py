@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.stats import thin_percentiles
 from inferlab.physics.measured import IMPOSSIBLE_CAUSES
+from inferlab.records import RequestRecord
 
 
 def warning(code: str, level: str, severity: str, message: str) -> dict[str, str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.requests import NS, RequestLatency, latency, mean_active_streams
 from inferlab.metrics.stats import summarize
+from inferlab.records import RequestRecord
 
 
 def summarize_level(

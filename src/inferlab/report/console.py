@@ -1,12 +1,8 @@
-"""The sweep table and warnings on the console (rich), and the bench progress hooks."""
+"""The sweep table and warnings on the console (rich)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from inferlab.bench.benchmark import Hooks
-from inferlab.bench.records import RequestRecord
-from inferlab.bench.runner import Level
 
 
 def _ms(x: float | None) -> str:
@@ -71,34 +67,3 @@ def print_sweep(summary: dict[str, Any]) -> None:
             f"[{style}]{w['severity']}[/] {w['code']} ({w['level']}): {w['message']}",
             highlight=False,
         )
-
-
-class ProgressHooks(Hooks):
-    """A rich progress bar per level."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-        self.progress = Progress(
-            "[bold]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-        )
-        self.task: Any = None
-
-    def level_start(self, level: Level, total: int) -> None:
-        self.progress.start()
-        self.task = self.progress.add_task(f"{level.label:>10}", total=total)
-
-    def request_done(self, rec: RequestRecord) -> None:
-        if self.task is not None:
-            self.progress.advance(self.task)
-
-    def level_end(self, level: Level, summary: dict[str, Any]) -> None:
-        tpot = summary["tpot_s"]["p50"]
-        self.progress.update(
-            self.task,
-            description=f"{level.label:>10} TPOT {_ms(tpot)} ms, "
-            f"{summary['output_tokens_per_s_total']:.0f} tok/s",
-        )
-
-    def close(self) -> None:
-        self.progress.stop()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.requests import latency
+from inferlab.records import RequestRecord
 
 
 def _plt() -> Any:

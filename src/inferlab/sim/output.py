@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from inferlab import __version__
-from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.metrics.level import summarize_level
+from inferlab.records import RecordWriter, RequestRecord
 from inferlab.sim.engine import SimResult
 
 NS = 1_000_000_000
