@@ -34,7 +34,7 @@ def test_two_level_sweep_forced_length_and_mbu(llama: LlamaServer, tmp_path: Pat
         floor=floor,
     )
     res = asyncio.run(run_benchmark(cfg))
-    s = res.summary
+    s = res.summary.to_json()
     assert s["server"]["kind"] == "llamacpp"
     codes = {w["code"] for w in s["warnings"]}
     assert not codes & {

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from inferlab.records import RequestRecord
+from inferlab.summary import LevelSummary
 
 if TYPE_CHECKING:
     from inferlab.bench.runner import Level
@@ -19,7 +20,7 @@ class Hooks:
 
     def level_start(self, level: Level, total: int) -> None: ...
     def request_done(self, rec: RequestRecord) -> None: ...
-    def level_end(self, level: Level, summary: dict[str, Any]) -> None: ...
+    def level_end(self, level: Level, summary: LevelSummary) -> None: ...
     def close(self) -> None: ...
 
 
@@ -42,13 +43,13 @@ class ProgressHooks(Hooks):
         if self.task is not None:
             self.progress.advance(self.task)
 
-    def level_end(self, level: Level, summary: dict[str, Any]) -> None:
-        tpot = summary["tpot_s"]["p50"]
+    def level_end(self, level: Level, summary: LevelSummary) -> None:
+        tpot = summary.tpot_s.p50
         tpot_text = "-" if tpot is None else f"{tpot * 1e3:.1f}"
         self.progress.update(
             self.task,
             description=f"{level.label:>10} TPOT {tpot_text} ms, "
-            f"{summary['output_tokens_per_s_total']:.0f} tok/s",
+            f"{summary.output_tokens_per_s_total:.0f} tok/s",
         )
 
     def close(self) -> None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.commands.common import (
     BANDWIDTH,
@@ -20,6 +19,10 @@ from inferlab.commands.common import (
     int_list,
 )
 from inferlab.errors import InferlabError
+from inferlab.jsonio import dumps
+
+if TYPE_CHECKING:
+    from inferlab.summary import RunSummary, RunWarning
 
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:
@@ -118,8 +121,8 @@ def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
 
 
-def strict_failures(summary: dict[str, Any]) -> list[dict[str, str]]:
-    return [w for w in summary["warnings"] if w["severity"] in ("error", "warning")]
+def strict_failures(summary: RunSummary) -> list[RunWarning]:
+    return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     )
     result = execute(cfg, args.no_plots)
     if args.json:
-        print(json.dumps(result.summary, indent=2, default=str))
+        print(dumps(result.summary))
     if args.strict and strict_failures(result.summary):
         print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
         return 1

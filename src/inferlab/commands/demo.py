@@ -147,6 +147,6 @@ def run(args: argparse.Namespace) -> int:
         print("  " + line)
     report = render_run(out, result.summary)
     print(f"report: {report}")
-    if args.strict and any(w["severity"] != "info" for w in result.summary["warnings"]):
+    if args.strict and any(w.severity != "info" for w in result.summary.warnings):
         return 1
     return 0

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from inferlab.commands.common import RATE
 from inferlab.commands.simulate import add_sim_args, build_model, build_policy
 from inferlab.errors import InferlabError
+from inferlab.jsonio import dumps
 from inferlab.units import parse_time
 
 
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     d = plan_json(plan, args.rate, slo)
     d["step_time"] = desc
     if args.json:
-        print(json.dumps(d, indent=2))
+        print(dumps(d))
         return 0
     if args.explain:
         print(f"step time: {desc}")

@@ -186,16 +186,16 @@ def run(args: argparse.Namespace) -> int:
     summary = build_summary(res, label, kind, value, records, config, ["inferlab", *sys.argv[1:]])
     print_result(summary, res, records, wall)
     if args.out:
-        import json
+        from inferlab.jsonio import write_json
 
         args.out.mkdir(parents=True, exist_ok=True)
         write_records(args.out / "records.jsonl", records)
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+        write_json(args.out / "summary.json", summary)
         print(f"results: {args.out}/ (records.jsonl, summary.json); `inferlab report {args.out}`")
     if args.json:
-        import json
+        from inferlab.jsonio import dumps
 
-        print(json.dumps(summary, indent=2, default=str))
+        print(dumps(summary))
     return 0
 
 

@@ -56,7 +56,7 @@ def build_summary(
     command: list[str],
     stall_factor: float = 5.0,
 ) -> dict[str, Any]:
-    level = summarize_level(label, kind, value, records, stall_factor)
+    level = summarize_level(label, kind, value, records, stall_factor).to_json()
     level["preemptions"] = result.preemptions
     level["steps"] = result.steps
     level["client"] = {
