@@ -110,9 +110,11 @@ def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any
 def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Any:
     from inferlab.sim.engine import Policy
 
+    from inferlab.physics.capacity import capacity
+
     cap = args.kv_capacity
     if cap is None and cost is not None and hw is not None and hw.memory_bytes > 0:
-        cap = hw.memory_bytes - cost.weight_bytes_resident
+        cap = capacity(cost, hw, context=0).free_for_kv_bytes  # memory - weights
         if cap <= 0:
             raise InferlabError("the weights do not fit in memory: add --tp or state --memory")
     tokens = None
