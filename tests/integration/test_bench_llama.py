@@ -14,7 +14,7 @@ from inferlab.probe.memory import measure_bandwidth
 from inferlab.records import read_records
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import STATED, with_overrides
-from inferlab.specs.model import resolve_model
+from inferlab.specs.resolve import resolve_model
 
 pytestmark = pytest.mark.integration
 

@@ -95,7 +95,7 @@ def cost_from(
 ) -> ModelCost:
     """A model spec (preset, config.json, .gguf) with stated overrides, or stated numbers alone."""
     if model:
-        from inferlab.specs.model import resolve_model
+        from inferlab.specs.resolve import resolve_model
 
         cost = derive_cost(resolve_model(model), weight_dtype, kv_dtype)
         return cost.with_overrides(weight_bytes, kv_bytes_per_token, params)

@@ -108,9 +108,8 @@ def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any
 
 
 def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Any:
-    from inferlab.sim.engine import Policy
-
     from inferlab.physics.capacity import capacity
+    from inferlab.sim.engine import Policy
 
     cap = args.kv_capacity
     if cap is None and cost is not None and hw is not None and hw.memory_bytes > 0:
