@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import time
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -149,7 +150,9 @@ def run(args: argparse.Namespace) -> int:
         floor=resolve_floor(args),
         command=["inferlab", *sys.argv[1:]],
     )
-    result = execute(cfg, args.no_plots)
+    # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
+    with redirect_stdout(sys.stderr) if args.json else nullcontext():
+        result = execute(cfg, args.no_plots)
     if args.json:
         print(dumps(result.summary))
     if args.strict and strict_failures(result.summary):

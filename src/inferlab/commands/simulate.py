@@ -6,6 +6,7 @@ import argparse
 import random
 import sys
 import time
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -185,14 +186,19 @@ def run(args: argparse.Namespace) -> int:
         },
     }
     summary = build_summary(res, label, kind, value, records, config, ["inferlab", *sys.argv[1:]])
-    print_result(summary, res, records, wall)
+    # --json: stdout holds the JSON alone; the text result goes to stderr.
+    with redirect_stdout(sys.stderr) if args.json else nullcontext():
+        print_result(summary, res, records, wall)
     if args.out:
         from inferlab.jsonio import write_json
 
         args.out.mkdir(parents=True, exist_ok=True)
         write_records(args.out / "records.jsonl", records)
         write_json(args.out / "summary.json", summary)
-        print(f"results: {args.out}/ (records.jsonl, summary.json); `inferlab report {args.out}`")
+        print(
+            f"results: {args.out}/ (records.jsonl, summary.json); `inferlab report {args.out}`",
+            file=sys.stderr if args.json else sys.stdout,
+        )
     if args.json:
         from inferlab.jsonio import dumps
 
