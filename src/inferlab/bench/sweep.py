@@ -6,8 +6,7 @@ The commands call this; it calls the benchmark, then report/ to show what came b
 
 from __future__ import annotations
 
-import sys
-
+from inferlab import signals
 from inferlab.bench.benchmark import BenchConfig, BenchResult
 from inferlab.bench.progress import ProgressHooks
 
@@ -22,9 +21,8 @@ def execute(cfg: BenchConfig, no_plots: bool, hooks: ProgressHooks | None = None
         result: BenchResult = event_loop_runner()(run_benchmark(cfg, hooks))
     except KeyboardInterrupt:
         hooks.close()
-        print(
-            f"interrupted: completed records and the summary are in {cfg.out_dir}", file=sys.stderr
-        )
+        if (cfg.out_dir / "summary.json").exists():  # none if stopped before the first level
+            signals.kept(f"completed records and summary.json (interrupted) are in {cfg.out_dir}")
         raise
     finally:
         hooks.close()

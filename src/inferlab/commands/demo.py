@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inferlab import signals
 from inferlab.bench.progress import ProgressHooks
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.errors import InferlabError
@@ -126,9 +127,11 @@ def _serve_and_sweep(
     print(
         f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
         f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
-        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens",
+        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens; "
+        f"server log {opts.log_path}",
         flush=True,
     )
+    signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
     with LlamaServer(opts) as srv:
         extra["llama_server"] = " ".join(srv.command()[1:])
         cfg = BenchConfig(
