@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from inferlab.drill.cards import Card, kind_names, make_card
+from inferlab.drill.cards import Card
 from inferlab.drill.grading import grade
+from inferlab.drill.kinds import kind_names, make_card
 
 SEEDS = range(50)
 

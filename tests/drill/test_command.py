@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from inferlab.drill.cards import kind_names, make_card
+from inferlab.drill.kinds import kind_names, make_card
 from inferlab.jsonio import loads_strict
 
 

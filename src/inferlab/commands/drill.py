@@ -45,7 +45,7 @@ def verb_explain(argv: tuple[str, ...]) -> list[str]:
 
 
 def _kinds(args: argparse.Namespace) -> list[str]:
-    from inferlab.drill.cards import check_kinds, kind_names
+    from inferlab.drill.kinds import check_kinds, kind_names
 
     if not args.kind:
         return kind_names()
@@ -69,7 +69,7 @@ def _one_card(args: argparse.Namespace, kinds: list[str]) -> int:
     import random
 
     from inferlab.drill import grading, strings
-    from inferlab.drill.cards import make_card
+    from inferlab.drill.kinds import make_card
     from inferlab.drill.numbers import quantity
     from inferlab.jsonio import dumps
 

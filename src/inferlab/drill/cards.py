@@ -1,19 +1,14 @@
 """What a card is: its inputs, the expected answer (with its unit), the usual mistakes' values.
 
-Each kind module registers a builder `(rng) -> Card`; `make_card(kind, seed)`
-gives the same card for the same seed. `numbers` holds the card's figures
-already formatted, for the question and derivation templates in strings.py.
+The kind modules build cards (kinds.py lists them); `numbers` holds the card's
+figures already formatted, for the question and derivation templates in strings.py.
 """
 
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-from inferlab.errors import InferlabError
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,38 +83,6 @@ class Card:
         return self.inputs.seed
 
 
-Builder = Callable[[random.Random, int], Card]
-_KINDS: dict[str, Builder] = {}
-
-
-def kind(name: str) -> Callable[[Builder], Builder]:
-    def register(fn: Builder) -> Builder:
-        _KINDS[name] = fn
-        return fn
-
-    return register
-
-
-def kind_names() -> list[str]:
-    _load()
-    return list(_KINDS)
-
-
-def check_kinds(names: list[str]) -> list[str]:
-    """Unknown names are a user mistake: say which, and list the kinds."""
-    known = kind_names()
-    bad = [n for n in names if n not in known]
-    if bad:
-        raise InferlabError(f"unknown kind {', '.join(bad)}; kinds: {', '.join(known)}")
-    return names
-
-
-def make_card(name: str, seed: int) -> Card:
-    """The same (kind, seed) always gives the same card: a string seed is hashed stably."""
-    check_kinds([name])
-    return _KINDS[name](random.Random(f"inferlab-drill:{name}:{seed}"), seed)
-
-
 def mistakes(answer: float, *candidates: tuple[str, float | None]) -> tuple[Mistake, ...]:
     """Keep the mistakes a grader can tell apart: >20 % from the answer and from each other."""
     kept: list[Mistake] = []
@@ -132,8 +95,3 @@ def mistakes(answer: float, *candidates: tuple[str, float | None]) -> tuple[Mist
             continue
         kept.append(Mistake(name, value))
     return tuple(kept)
-
-
-def _load() -> None:
-    # The kind modules register themselves on import.
-    from inferlab.drill import kinds_compute, kinds_memory  # noqa: F401

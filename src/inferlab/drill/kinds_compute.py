@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 import random
 
-from inferlab.drill.cards import Card, Inputs, Quantity, kind, mistakes
+from inferlab.drill.cards import Card, Inputs, Quantity, mistakes
 from inferlab.drill.draw import Want, draw_setup, round_sig
-from inferlab.drill.kinds_memory import _fits, _inputs
+from inferlab.drill.kinds_memory import fits, setup_inputs
 from inferlab.drill.numbers import ms, say, setup_numbers, size
 from inferlab.physics.amdahl import amdahl
 from inferlab.physics.decode import compute_bound_batch, decode_point
@@ -21,7 +21,6 @@ from inferlab.physics.roofline import ridge_point
 from inferlab.specs.cost import ModelCost
 
 
-@kind("prefill")
 def prefill(rng: random.Random, seed: int) -> Card:
     s = draw_setup(rng)
     target = rng.choice(("time", "stall"))
@@ -47,7 +46,7 @@ def prefill(rng: random.Random, seed: int) -> Card:
         )
     return Card(
         kind="prefill",
-        inputs=_inputs(
+        inputs=setup_inputs(
             seed, s, target=target, prompt_tokens=prompt, streams=streams, context_tokens=0
         ),
         answer=answer,
@@ -66,7 +65,6 @@ def prefill(rng: random.Random, seed: int) -> Card:
     )
 
 
-@kind("ridge")
 def ridge(rng: random.Random, seed: int) -> Card:
     s = draw_setup(rng, Want(max_tp=1 if rng.random() < 0.7 else 8))
     hw = s.devices()
@@ -74,7 +72,7 @@ def ridge(rng: random.Random, seed: int) -> Card:
     r = ridge_point(peak, hw.bandwidth_bytes_per_s)
     return Card(
         kind="ridge",
-        inputs=_inputs(seed, s),
+        inputs=setup_inputs(seed, s),
         answer=Quantity(r, "FLOP/B"),
         mistakes=mistakes(
             r,
@@ -87,7 +85,6 @@ def ridge(rng: random.Random, seed: int) -> Card:
     )
 
 
-@kind("crossover")
 def crossover(rng: random.Random, seed: int) -> Card:
     while True:
         s = draw_setup(rng)
@@ -104,7 +101,7 @@ def crossover(rng: random.Random, seed: int) -> Card:
     r = ridge_point(peak, hw.bandwidth_bytes_per_s)
     return Card(
         kind="crossover",
-        inputs=_inputs(seed, s, target=target, context_tokens=ctx),
+        inputs=setup_inputs(seed, s, target=target, context_tokens=ctx),
         answer=Quantity(cb, "sequences"),
         mistakes=mistakes(
             cb,
@@ -125,14 +122,13 @@ def crossover(rng: random.Random, seed: int) -> Card:
     )
 
 
-@kind("cost")
 def cost(rng: random.Random, seed: int) -> Card:
     while True:
         s = draw_setup(rng)
         ctx = rng.choice((0, 1000, 4096))
-        fit = [b for b in (1, 1, 8, 32, 64) if b == 1 or _fits(s, ctx, b)]
+        fit = [b for b in (1, 1, 8, 32, 64) if b == 1 or fits(s, ctx, b)]
         b = rng.choice(fit)
-        if _fits(s, ctx, b):
+        if fits(s, ctx, b):
             break
     usd = rng.choice((0.8, 1.2, 2.0, 2.5, 3.0, 4.0, 6.0))
     rate = round_sig(decode_point(s.cost(), s.devices(), b, ctx).tokens_per_s_total, 2)
@@ -141,7 +137,7 @@ def cost(rng: random.Random, seed: int) -> Card:
     answer = p.usd_per_million_tokens
     return Card(
         kind="cost",
-        inputs=_inputs(
+        inputs=setup_inputs(
             seed, s, batch=b, context_tokens=ctx, usd_per_gpu_hour=usd, tokens_per_s=rate, gpus=s.tp
         ),
         answer=Quantity(answer, "$"),
@@ -182,7 +178,6 @@ def _parts(rng: random.Random) -> list[tuple[float, float]]:
             return [(f * 0.05, rng.choice((1.5, 2.0, 3.0, 4.0, 5.0, 10.0))) for f in fractions]
 
 
-@kind("amdahl")
 def amdahl_card(rng: random.Random, seed: int) -> Card:
     parts = [(round(f, 2), sp) for f, sp in _parts(rng)]
     a = amdahl(parts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from inferlab.drill.cards import Alternate, Card, Inputs, Quantity, kind, mistakes
+from inferlab.drill.cards import Alternate, Card, Inputs, Quantity, mistakes
 from inferlab.drill.draw import Setup, Want, draw_setup, round_sig
 from inferlab.drill.numbers import kib, ms, say, setup_numbers, size
 from inferlab.physics.capacity import capacity
@@ -21,7 +21,7 @@ from inferlab.units import fmt_bandwidth
 CONTEXTS = (0, 0, 1000, 2048, 4096, 8192, 32768)
 
 
-def _inputs(seed: int, s: Setup, **extra: int | float | str | None) -> Inputs:
+def setup_inputs(seed: int, s: Setup, **extra: int | float | str | None) -> Inputs:
     return Inputs(
         seed=seed,
         model=s.model,
@@ -38,7 +38,7 @@ def _inputs(seed: int, s: Setup, **extra: int | float | str | None) -> Inputs:
     )
 
 
-def _fits(s: Setup, context: int, batch: int = 1) -> bool:
+def fits(s: Setup, context: int, batch: int = 1) -> bool:
     return capacity(s.cost(), s.devices(), context).max_batch >= batch
 
 
@@ -49,11 +49,10 @@ def _one_gpu_step_s(s: Setup, batch: int, context: int) -> float | None:
     return decode_point(s.cost(), s.devices(1), batch, context).step_time_s
 
 
-@kind("ceiling")
 def ceiling(rng: random.Random, seed: int) -> Card:
     s = draw_setup(rng)
     ctx = rng.choice(CONTEXTS)
-    ctx = ctx if _fits(s, ctx) else 0
+    ctx = ctx if fits(s, ctx) else 0
     cost, hw = s.cost(), s.devices()
     p = decode_point(cost, hw, 1, ctx)
     one = _one_gpu_step_s(s, 1, ctx)
@@ -61,7 +60,7 @@ def ceiling(rng: random.Random, seed: int) -> Card:
     no_kv = decode_point(cost, hw, 1, 0).step_time_s if ctx else None
     return Card(
         kind="ceiling",
-        inputs=_inputs(seed, s, batch=1, context_tokens=ctx),
+        inputs=setup_inputs(seed, s, batch=1, context_tokens=ctx),
         answer=Quantity(p.step_time_s * 1e3, "ms"),
         alternates=(Alternate(Quantity(p.tokens_per_s_per_user, "tok/s"), inverse=True),),
         mistakes=mistakes(
@@ -82,7 +81,6 @@ def ceiling(rng: random.Random, seed: int) -> Card:
     )
 
 
-@kind("claim")
 def claim(rng: random.Random, seed: int) -> Card:
     s = draw_setup(rng)
     cost, hw = s.cost(), s.devices()
@@ -94,7 +92,7 @@ def claim(rng: random.Random, seed: int) -> Card:
     on_flops = p.bytes_per_step / hw.peak_flops(cost.compute_dtype)
     return Card(
         kind="claim",
-        inputs=_inputs(seed, s, batch=1, context_tokens=0, claimed_tokens_per_s=claimed),
+        inputs=setup_inputs(seed, s, batch=1, context_tokens=0, claimed_tokens_per_s=claimed),
         answer=Quantity(ceiling_tps, "tok/s"),
         alternates=(Alternate(Quantity(p.step_time_s * 1e3, "ms"), inverse=True),),
         mistakes=mistakes(
@@ -143,7 +141,7 @@ def _mbu_card(name: str, seed: int, s: Setup, measured_s: float, **extra: float)
         extra_mistakes.append(("power-as-usage", extra["power_share"] * 100))
     return Card(
         kind=name,
-        inputs=_inputs(
+        inputs=setup_inputs(
             seed,
             s,
             batch=1,
@@ -176,14 +174,12 @@ def _mbu_card(name: str, seed: int, s: Setup, measured_s: float, **extra: float)
     )
 
 
-@kind("mbu")
 def mbu(rng: random.Random, seed: int) -> Card:
     s = draw_setup(rng, Want(min_tp=rng.choice((1, 2, 2, 4))))
     floor_s = decode_point(s.cost(), s.devices(), 1, 0).step_time_s
     return _mbu_card("mbu", seed, s, _measured(rng, floor_s, 0.3, 0.9))
 
 
-@kind("gpu-util")
 def gpu_util(rng: random.Random, seed: int) -> Card:
     s = draw_setup(rng, Want(max_tp=1))
     floor_s = decode_point(s.cost(), s.devices(), 1, 0).step_time_s
@@ -192,12 +188,11 @@ def gpu_util(rng: random.Random, seed: int) -> Card:
     return _mbu_card("gpu-util", seed, s, measured, gpu_util=1.0, power_share=share)
 
 
-@kind("batching")
 def batching(rng: random.Random, seed: int) -> Card:
     while True:
         s = draw_setup(rng)
         ctx = rng.choice((500, 1000, 2000, 4096, 8192))
-        fit = [b for b in (4, 8, 16, 32, 64, 128) if _fits(s, ctx, b)]
+        fit = [b for b in (4, 8, 16, 32, 64, 128) if fits(s, ctx, b)]
         if fit:
             break
     b = rng.choice(fit)
@@ -215,7 +210,7 @@ def batching(rng: random.Random, seed: int) -> Card:
     value = p.tokens_per_s_per_user if per_user else p.tokens_per_s_total
     return Card(
         kind="batching",
-        inputs=_inputs(seed, s, target=target, batch=b, context_tokens=ctx),
+        inputs=setup_inputs(seed, s, target=target, batch=b, context_tokens=ctx),
         answer=Quantity(value, "tok/s"),
         alternates=(
             (Alternate(Quantity(p.step_time_s * 1e3, "ms"), inverse=True),) if per_user else ()
@@ -252,7 +247,6 @@ def batching(rng: random.Random, seed: int) -> Card:
     )
 
 
-@kind("max-batch")
 def max_batch(rng: random.Random, seed: int) -> Card:
     while True:
         s = draw_setup(rng, Want(weight_share=0.6))
@@ -264,7 +258,7 @@ def max_batch(rng: random.Random, seed: int) -> Card:
     one = capacity(s.cost(), s.devices(1), ctx).max_batch if s.tp > 1 else None
     return Card(
         kind="max-batch",
-        inputs=_inputs(seed, s, context_tokens=ctx),
+        inputs=setup_inputs(seed, s, context_tokens=ctx),
         answer=Quantity(float(cap.max_batch), "sequences"),
         mistakes=mistakes(
             cap.max_batch,

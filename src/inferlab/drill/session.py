@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Protocol
 
 from inferlab.drill import history, strings
-from inferlab.drill.cards import Card, make_card
+from inferlab.drill.cards import Card
 from inferlab.drill.grading import Graded, accepted_forms, grade
+from inferlab.drill.kinds import make_card
 from inferlab.drill.numbers import quantity, say
 from inferlab.errors import UnitError
 
