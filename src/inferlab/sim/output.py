@@ -1,24 +1,105 @@
-"""Simulated requests -> the same records and summary.json schema as `inferlab bench`."""
+"""Simulated requests -> the same records and summary.json schema as `inferlab bench`.
+
+Token times are gathered with numpy from the engine's step-time tables, and the
+level summary is computed over those arrays (metrics.columns), so an hour-long
+simulation is summarised in about a second.
+"""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from inferlab import __version__
 from inferlab.bench.records import RecordWriter, RequestRecord
-from inferlab.metrics.level import summarize_level
-from inferlab.sim.engine import SimResult
+from inferlab.metrics.columns import RequestColumns, summarize_columns
+from inferlab.sim.engine import SimResult, Timeline
+from inferlab.sim.request import PREFILL
 
 NS = 1_000_000_000
+UNFINISHED = "unfinished when the simulation ended"
 
 
-def to_records(result: SimResult, label: str) -> list[RequestRecord]:
+@dataclass(frozen=True, slots=True)
+class LoadLabel:
+    label: str  # e.g. "users=30" or "rate=5/s"
+    kind: str  # "concurrency" or "rate"
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class TokenTimes:
+    """Every request's token times in ns, one after the other (request i: offsets[i:i+2])."""
+
+    event_ns: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, result: SimResult) -> TokenTimes:
+        reqs = result.requests
+        pieces = np.array([p for r in reqs for p in r.pieces], dtype=np.int64).reshape(-1, 3)
+        n_pieces = np.array([len(r.pieces) for r in reqs], dtype=np.int64)
+        source, start, count = pieces[:, 0], pieces[:, 1], pieces[:, 2]
+        # One table of times: decode-step ends, then the tokens finished prefills yielded.
+        table = np.concatenate(
+            [
+                np.frombuffer(result.decode_step_end_s, dtype=float),
+                np.frombuffer(result.prefill_token_s, dtype=float),
+            ]
+        )
+        start = start + np.where(source == PREFILL, len(result.decode_step_end_s), 0)
+        before = np.cumsum(count) - count
+        idx = np.repeat(start - before, count) + np.arange(int(count.sum()), dtype=np.int64)
+        piece_end = np.concatenate([[0], np.cumsum(count)])
+        offsets = piece_end[np.concatenate([[0], np.cumsum(n_pieces)])].astype(np.int64)
+        return cls((table[idx] * NS).astype(np.int64), offsets)
+
+
+def _ns(values: list[float]) -> npt.NDArray[np.int64]:
+    return (np.asarray(values, dtype=float) * NS).astype(np.int64)
+
+
+def columns(result: SimResult, times: TokenTimes) -> RequestColumns:
+    reqs = result.requests
+    n_out = np.diff(times.offsets)
+    finished = np.array([r.finish_s is not None for r in reqs], dtype=bool)
+    ok = finished & (n_out > 0)
+    send = _ns([r.arrival_s for r in reqs])
+    max_tokens = np.array([r.output_tokens for r in reqs], dtype=np.int64)
+    return RequestColumns(
+        ok=ok,
+        send_ns=send,
+        scheduled_ns=send,
+        offsets=times.offsets,
+        event_ns=times.event_ns,
+        event_tokens=np.ones(len(times.event_ns), dtype=np.int64),
+        n_out=n_out,
+        prompt_tokens=np.array([r.prompt_tokens for r in reqs], dtype=float),
+        completion_tokens=n_out.astype(float),
+        early_stop=int((ok & (n_out != max_tokens)).sum()),
+        streamed_tokens_mismatch=0,
+        malformed_events=0,
+        errors=(UNFINISHED,) if not finished.all() else (),
+    )
+
+
+def to_records(
+    result: SimResult, label: str, times: TokenTimes | None = None
+) -> list[RequestRecord]:
+    times = times or TokenTimes.of(result)
+    flat = times.event_ns.tolist()
+    bounds = times.offsets.tolist()
+    end_default = int(result.sim_time_s * NS)
     out = []
-    for r in result.requests:
-        times = result.token_times(r)
+    for i, r in enumerate(result.requests):
+        ev = flat[bounds[i] : bounds[i + 1]]
         finished = r.finish_s is not None
+        send = int(r.arrival_s * NS)
         out.append(
             RequestRecord(
                 request_id=r.id,
@@ -26,37 +107,27 @@ def to_records(result: SimResult, label: str) -> list[RequestRecord]:
                 phase="measure",
                 prompt_tokens_target=r.prompt_tokens,
                 max_tokens=r.output_tokens,
-                scheduled_ns=int(r.arrival_s * NS),
-                send_ns=int(r.arrival_s * NS),
-                event_ns=[int(t * NS) for t in times],
-                event_tokens=[1] * len(times),
-                end_ns=int((r.finish_s or result.sim_time_s) * NS),
+                scheduled_ns=send,
+                send_ns=send,
+                event_ns=ev,
+                event_tokens=[1] * len(ev),
+                end_ns=int(r.finish_s * NS) if r.finish_s is not None else end_default,
                 http_status=200,
                 finish_reason="length" if finished else None,
                 prompt_tokens=r.prompt_tokens,
-                completion_tokens=len(times),
-                error=None if finished else "unfinished when the simulation ended",
+                completion_tokens=len(ev),
+                error=None if finished else UNFINISHED,
             )
         )
     return out
 
 
-def _downsample(rows: list[tuple[float, int, int, int]], n: int = 2000) -> list[list[float]]:
-    step = max(1, len(rows) // n)
-    return [list(r) for r in rows[::step]]
-
-
-def build_summary(
-    result: SimResult,
-    label: str,
-    kind: str,
-    value: float,
-    records: list[RequestRecord],
-    config: dict[str, Any],
-    command: list[str],
-    stall_factor: float = 5.0,
+def summarize_result(
+    result: SimResult, load: LoadLabel, times: TokenTimes | None = None, stall_factor: float = 5.0
 ) -> dict[str, Any]:
-    level = summarize_level(label, kind, value, records, stall_factor)
+    """The level block of summary.json for a simulated run."""
+    cols = columns(result, times or TokenTimes.of(result))
+    level = summarize_columns(load.label, load.kind, load.value, cols, stall_factor)
     level["preemptions"] = result.preemptions
     level["steps"] = result.steps
     level["client"] = {
@@ -66,8 +137,19 @@ def build_summary(
         "loop_lag_p99_s": 0.0,
         "loop_lag_max_s": 0.0,
     }
-    injected = [rec for rec, r in zip(records, result.requests, strict=True) if r.injected]
-    level["injected_requests"] = len(injected)
+    level["injected_requests"] = sum(1 for r in result.requests if r.injected)
+    return level
+
+
+def _downsample(tl: Timeline, n: int = 2000) -> list[list[float]]:
+    step = max(1, len(tl.t_s) // n)
+    cols = (tl.t_s, tl.batch, tl.kv_blocks, tl.queue)
+    return [list(row) for row in zip(*(c[::step] for c in cols), strict=True)]
+
+
+def build_summary(
+    result: SimResult, level: dict[str, Any], config: dict[str, Any], command: list[str]
+) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "tool": f"inferlab {__version__} (simulated)",
