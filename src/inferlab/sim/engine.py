@@ -18,12 +18,15 @@ from dataclasses import dataclass
 
 from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.limits import DEFAULT_MAX_STEPS, SimulationTooLarge
+from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.request import DECODE, SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Batch, Policy, Scheduler, make_scheduler
 from inferlab.sim.steptime import DecodeBatch, StepTimeModel
 from inferlab.sim.users import ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
+
+NO_DECODES = DecodeBatch(0, 0, list)
 
 
 @dataclass(slots=True)
@@ -102,19 +105,19 @@ class Engine:
                 f"the simulation passed its limit of {self.max_steps} engine steps at "
                 f"t = {t:.4g} s; raise it with --max-steps or simulate a smaller load"
             )
-        decode = DecodeBatch(
-            running.decoding if batch.decodes else 0,
-            running.context_sum if batch.decodes else 0,
-            running.decode_contexts if batch.decodes else list,
-        )
-        dt = self.model.step_time_s([(n, r.prefilled) for r, n in batch.chunks], decode)
+        if batch.decodes:
+            n = running.decoding
+            decode = DecodeBatch(n, running.context_sum, running.decode_contexts)
+        else:
+            n, decode = 0, NO_DECODES
+        dt = self.model.step_time_s([(k, r.prefilled) for r, k in batch.chunks], decode)
         tl = self.timeline
         tl.t_s.append(t)
-        tl.batch.append(batch.size(running))
+        tl.batch.append(n + len(batch.chunks))
         tl.kv_blocks.append(running.kv.used_blocks)
         tl.queue.append(len(self.waiting))
         self._batch = batch
-        self.push(t + dt, None)
+        heapq.heappush(self._events, (t + dt, next(self._seq), None))
 
     def _end_step(self, t: float) -> None:
         batch, running = self._batch, self.running
@@ -155,7 +158,8 @@ def simulate(
         engine.users = ClosedLoopUsers(users, ids)
         for r in engine.users.first_requests():
             engine.push(r.arrival_s, r)
-    end_s = engine.run(max_time_s)
+    with gc_paused():  # the loop makes many small acyclic objects
+        end_s = engine.run(max_time_s)
     running = engine.running
     unfinished = list(running.requests.values()) + list(engine.waiting)
     for r in list(running.requests.values()):

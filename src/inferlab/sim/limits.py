@@ -50,9 +50,7 @@ class Limits:
 def positive_finite(value: float, flag: str, example: str) -> float:
     """Refuse zero, negative, NaN and infinite values of `flag`."""
     if not (math.isfinite(value) and value > 0):
-        raise InferlabError(
-            f"{flag} must be positive and finite, e.g. {example} (got {value})"
-        )
+        raise InferlabError(f"{flag} must be positive and finite, e.g. {example} (got {value})")
     return value
 
 

@@ -19,6 +19,7 @@ from inferlab import __version__
 from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.metrics.columns import RequestColumns, summarize_columns
 from inferlab.sim.engine import SimResult, Timeline
+from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.request import PREFILL
 
 NS = 1_000_000_000
@@ -92,33 +93,35 @@ def to_records(
     result: SimResult, label: str, times: TokenTimes | None = None
 ) -> list[RequestRecord]:
     times = times or TokenTimes.of(result)
-    flat = times.event_ns.tolist()
     bounds = times.offsets.tolist()
     end_default = int(result.sim_time_s * NS)
+    ones: dict[int, list[int]] = {}  # one token per event; records of a length share the list
     out = []
-    for i, r in enumerate(result.requests):
-        ev = flat[bounds[i] : bounds[i + 1]]
-        finished = r.finish_s is not None
-        send = int(r.arrival_s * NS)
-        out.append(
-            RequestRecord(
-                request_id=r.id,
-                level=label,
-                phase="measure",
-                prompt_tokens_target=r.prompt_tokens,
-                max_tokens=r.output_tokens,
-                scheduled_ns=send,
-                send_ns=send,
-                event_ns=ev,
-                event_tokens=[1] * len(ev),
-                end_ns=int(r.finish_s * NS) if r.finish_s is not None else end_default,
-                http_status=200,
-                finish_reason="length" if finished else None,
-                prompt_tokens=r.prompt_tokens,
-                completion_tokens=len(ev),
-                error=None if finished else UNFINISHED,
+    with gc_paused():
+        for i, r in enumerate(result.requests):
+            ev = times.event_ns[bounds[i] : bounds[i + 1]].tolist()
+            n = len(ev)
+            finished = r.finish_s is not None
+            send = int(r.arrival_s * NS)
+            out.append(
+                RequestRecord(
+                    request_id=r.id,
+                    level=label,
+                    phase="measure",
+                    prompt_tokens_target=r.prompt_tokens,
+                    max_tokens=r.output_tokens,
+                    scheduled_ns=send,
+                    send_ns=send,
+                    event_ns=ev,
+                    event_tokens=ones.get(n) or ones.setdefault(n, [1] * n),
+                    end_ns=int(r.finish_s * NS) if r.finish_s is not None else end_default,
+                    http_status=200,
+                    finish_reason="length" if finished else None,
+                    prompt_tokens=r.prompt_tokens,
+                    completion_tokens=n,
+                    error=None if finished else UNFINISHED,
+                )
             )
-        )
     return out
 
 

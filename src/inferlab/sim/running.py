@@ -66,7 +66,7 @@ class Running:
         """Every decoder got a token at `t`; returns those that reached their length."""
         d = self.decode_steps
         self.decode_end_s.append(t)
-        self.kv.used_blocks += self.next_growth()
+        self.kv.used_blocks += self._phase[-d % self.kv.block_tokens]  # next_growth, inlined
         self.decode_steps = d + 1
         self.context_sum += self.decoding
         return self._finish_at.pop(d, [])

@@ -47,16 +47,20 @@ class RooflineStepTime:
     # Looked up once: this model is asked once per engine step.
     _bandwidth: float = field(init=False, repr=False, compare=False)
     _peak: float = field(init=False, repr=False, compare=False)
+    _token_flops: float = field(init=False, repr=False, compare=False)
+    _weights: dict[int, float] = field(init=False, repr=False, compare=False)  # by batch tokens
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_bandwidth", self.hw.bandwidth_bytes_per_s)
         object.__setattr__(self, "_peak", self.hw.peak_flops(self.cost.compute_dtype))
+        object.__setattr__(self, "_token_flops", self.cost.flops_per_token(0))
+        object.__setattr__(self, "_weights", {})
 
     def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
         c = self.cost
         tokens = decode.count
         if c.kv_window_tokens is None:  # cost linear in context: the sum is enough
-            flops = tokens * c.flops_per_token(0)
+            flops = tokens * self._token_flops
             flops += c.attn_flops_per_context_token * decode.context_sum
             kv = c.kv_bytes_per_token * decode.context_sum
         else:
@@ -67,7 +71,10 @@ class RooflineStepTime:
             tokens += n
             flops += c.prefill_flops(n, before)
             kv += c.kv_bytes(before) + n * c.kv_bytes_per_token
-        moved = c.weight_bytes_per_step(max(tokens, 1)) + kv
+        weights = self._weights.get(tokens)
+        if weights is None:
+            weights = self._weights[tokens] = c.weight_bytes_per_step(max(tokens, 1))
+        moved = weights + kv
         # physics.roofline's max(bytes / bandwidth, FLOPs / peak), without its record
         floor_s = max(moved / self._bandwidth, flops / self._peak)
         return floor_s / self.efficiency + self.overhead_s

@@ -27,8 +27,9 @@ class BatchScheduler:
         raise NotImplementedError
 
     def next_batch(self, waiting: deque[SimRequest], running: Running) -> Batch | None:
-        self._admit(waiting, running)
-        if not running:
+        if waiting:
+            self._admit(waiting, running)
+        if not running.requests:
             return None
         batch = self._form(running)
         self._preempt_for_growth(batch, waiting, running)
@@ -37,7 +38,8 @@ class BatchScheduler:
     def _admit(self, waiting: deque[SimRequest], running: Running) -> None:
         limit = self.admission_limit(running)
         kv = running.kv
-        while waiting and len(running) < limit:
+        held = running.requests
+        while waiting and len(held) < limit:
             r = waiting[0]
             tokens = r.prompt_tokens + r.generated + 1
             kv.check_can_ever_hold(tokens, r.prompt_tokens + r.output_tokens)
@@ -66,9 +68,9 @@ class BatchScheduler:
         self, batch: Batch, waiting: deque[SimRequest], running: Running
     ) -> None:
         cap = running.kv.capacity_blocks
-        if cap is None:
-            return
-        while len(running) > 1:
+        if cap is None or running.kv.used_blocks + running.decoding <= cap:
+            return  # room even if every decoder needs a new block
+        while len(running.requests) > 1:
             grow = running.next_growth() if batch.decodes else 0
             if running.kv.used_blocks + grow <= cap:
                 return
