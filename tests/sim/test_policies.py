@@ -44,7 +44,7 @@ def test_sequential_runs_one_request_at_a_time() -> None:
     assert not batch.decodes and len(waiting) == 2
     prefill_all(run)
     batch = s.next_batch(waiting, run)  # request 0 decodes; nobody joins it
-    assert batch is not None and batch.chunks == [] and batch.decodes
+    assert batch is not None and not batch.chunks and batch.decodes
     assert len(run) == 1 and len(waiting) == 2
 
 

@@ -33,7 +33,7 @@ class RequestColumns:
     scheduled_ns: Ints
     offsets: Ints  # len n + 1: request i's events are event_ns[offsets[i]:offsets[i + 1]]
     event_ns: Ints  # flat
-    event_tokens: Ints  # flat
+    event_tokens: Ints | None  # flat; None: one token per event
     n_out: Ints  # usage's completion tokens when reported, else the streamed count
     prompt_tokens: Floats  # NaN where the server did not say
     completion_tokens: Floats  # NaN where the server did not say
@@ -103,12 +103,14 @@ def _latencies(c: RequestColumns) -> _Latencies:
     starts_at = c.offsets[1:-1]
     starts_at = starts_at[(starts_at > 0) & (starts_at < len(c.event_ns))]
     keep[starts_at - 1] = False  # a request's first event has no gap before it
-    k = c.event_tokens[1:][keep]
-    per_event = np.diff(c.event_ns)[keep] * NS
+    per_event = np.diff(c.event_ns)[keep].astype(float)
+    per_event *= NS
     gaps = per_event
-    if (k != 1).any():
-        per_event = per_event / k
-        gaps = np.repeat(per_event, k)
+    if c.event_tokens is not None:
+        k = c.event_tokens[1:][keep]
+        if (k != 1).any():
+            per_event = per_event / k
+            gaps = np.repeat(per_event, k)
     counts = last - first  # gaps per ok request
     has = counts > 0
     starts = (np.cumsum(counts) - counts)[has]
@@ -146,7 +148,9 @@ def summarize_columns(
     if ok.any():
         t_end = int(c.event_ns[c.offsets[np.flatnonzero(ok) + 1] - 1].max())
         window_s = max((t_end - int(c.send_ns[ok].min())) * NS, 1e-9)
-    ev_tokens_ok = np.repeat(ok, np.diff(c.offsets))
+    multi = 0
+    if c.event_tokens is not None:
+        multi = int((c.event_tokens[np.repeat(ok, np.diff(c.offsets))] > 1).sum())
     n = len(ok)
     return {
         "label": label,
@@ -164,7 +168,7 @@ def summarize_columns(
         "worst_gap_per_request_s": _summarize(lat.worst_gap_s),
         "stall_threshold_s": threshold,
         "stall_count": int((lat.gaps_s > threshold).sum()) if len(lat.gaps_s) else 0,
-        "multi_token_events": int((c.event_tokens[ev_tokens_ok] > 1).sum()),
+        "multi_token_events": multi,
         "queue_delay_s": _summarize(lat.queue_delay_s),
         "output_tokens": out_tokens,
         "window_s": window_s,

@@ -31,12 +31,27 @@ NO_DECODES = DecodeBatch(0, 0, list)
 
 @dataclass(slots=True)
 class Timeline:
-    """Per engine step: start time, batch size, KV blocks used, queue length."""
+    """Per engine step: start time, batch size, KV blocks used, queue length (flat, 4 a row:
+    one append per step)."""
 
-    t_s: array[float]
-    batch: array[int]
-    kv_blocks: array[int]
-    queue: array[int]
+    rows: array[float]
+
+    COLUMNS = ("t_s", "batch", "kv_blocks_used", "queue_length")
+
+    def column(self, i: int) -> array[float]:
+        return self.rows[i :: len(self.COLUMNS)]
+
+    @property
+    def batch(self) -> list[int]:
+        return [int(x) for x in self.column(1)]
+
+    @property
+    def kv_blocks(self) -> list[int]:
+        return [int(x) for x in self.column(2)]
+
+    @property
+    def queue(self) -> list[int]:
+        return [int(x) for x in self.column(3)]
 
 
 @dataclass(slots=True)
@@ -70,7 +85,7 @@ class Engine:
         self.waiting: deque[SimRequest] = deque()
         self.done: list[SimRequest] = []
         self.steps = 0
-        self.timeline = Timeline(array("d"), array("q"), array("q"), array("q"))
+        self.timeline = Timeline(array("d"))
         self._events: list[tuple[float, int, SimRequest | None]] = []  # None: the step ends
         self._seq = itertools.count()
         self._batch: Batch | None = None
@@ -105,17 +120,10 @@ class Engine:
                 f"the simulation passed its limit of {self.max_steps} engine steps at "
                 f"t = {t:.4g} s; raise it with --max-steps or simulate a smaller load"
             )
-        if batch.decodes:
-            n = running.decoding
-            decode = DecodeBatch(n, running.context_sum, running.decode_contexts)
-        else:
-            n, decode = 0, NO_DECODES
+        decode = running.decode if batch.decodes else NO_DECODES
         dt = self.model.step_time_s([(k, r.prefilled) for r, k in batch.chunks], decode)
-        tl = self.timeline
-        tl.t_s.append(t)
-        tl.batch.append(n + len(batch.chunks))
-        tl.kv_blocks.append(running.kv.used_blocks)
-        tl.queue.append(len(self.waiting))
+        size = decode.count + len(batch.chunks)
+        self.timeline.rows.extend((t, size, running.kv.used_blocks, len(self.waiting)))
         self._batch = batch
         heapq.heappush(self._events, (t + dt, next(self._seq), None))
 
@@ -123,7 +131,7 @@ class Engine:
         batch, running = self._batch, self.running
         assert batch is not None
         self._batch = None
-        finished = running.end_decode_step(t) if batch.decodes and running.decoding else []
+        finished = running.end_decode_step(t) if batch.decodes and running.decode.count else []
         for r, n in batch.chunks:
             if running.end_prefill_chunk(r, n, t):
                 finished.append(r)

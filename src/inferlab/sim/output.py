@@ -20,7 +20,7 @@ from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.metrics.columns import RequestColumns, summarize_columns
 from inferlab.sim.engine import SimResult, Timeline
 from inferlab.sim.pause_gc import gc_paused
-from inferlab.sim.request import PREFILL
+from inferlab.sim.request import DECODE, PREFILL
 
 NS = 1_000_000_000
 UNFINISHED = "unfinished when the simulation ended"
@@ -42,23 +42,20 @@ class TokenTimes:
 
     @classmethod
     def of(cls, result: SimResult) -> TokenTimes:
-        reqs = result.requests
-        pieces = np.array([p for r in reqs for p in r.pieces], dtype=np.int64).reshape(-1, 3)
-        n_pieces = np.array([len(r.pieces) for r in reqs], dtype=np.int64)
-        source, start, count = pieces[:, 0], pieces[:, 1], pieces[:, 2]
-        # One table of times: decode-step ends, then the tokens finished prefills yielded.
-        table = np.concatenate(
-            [
-                np.frombuffer(result.decode_step_end_s, dtype=float),
-                np.frombuffer(result.prefill_token_s, dtype=float),
-            ]
-        )
-        start = start + np.where(source == PREFILL, len(result.decode_step_end_s), 0)
-        before = np.cumsum(count) - count
-        idx = np.repeat(start - before, count) + np.arange(int(count.sum()), dtype=np.int64)
-        piece_end = np.concatenate([[0], np.cumsum(count)])
-        offsets = piece_end[np.concatenate([[0], np.cumsum(n_pieces)])].astype(np.int64)
-        return cls((table[idx] * NS).astype(np.int64), offsets)
+        decode = np.frombuffer(result.decode_step_end_s, dtype=float)
+        prefill = np.frombuffer(result.prefill_token_s, dtype=float)
+        tables = {DECODE: decode, PREFILL: prefill}
+        per_request = np.zeros(len(result.requests) + 1, dtype=np.int64)
+        slices = []
+        for i, r in enumerate(result.requests, 1):
+            n = 0
+            for source, start, count in r.pieces:
+                slices.append(tables[source][start : start + count])
+                n += count
+            per_request[i] = n
+        times = np.concatenate(slices) if slices else np.empty(0)
+        times *= NS
+        return cls(times.astype(np.int64), np.cumsum(per_request))
 
 
 def _ns(values: list[float]) -> npt.NDArray[np.int64]:
@@ -78,7 +75,7 @@ def columns(result: SimResult, times: TokenTimes) -> RequestColumns:
         scheduled_ns=send,
         offsets=times.offsets,
         event_ns=times.event_ns,
-        event_tokens=np.ones(len(times.event_ns), dtype=np.int64),
+        event_tokens=None,  # one token per event
         n_out=n_out,
         prompt_tokens=np.array([r.prompt_tokens for r in reqs], dtype=float),
         completion_tokens=n_out.astype(float),
@@ -145,9 +142,14 @@ def summarize_result(
 
 
 def _downsample(tl: Timeline, n: int = 2000) -> list[list[float]]:
-    step = max(1, len(tl.t_s) // n)
-    cols = (tl.t_s, tl.batch, tl.kv_blocks, tl.queue)
-    return [list(row) for row in zip(*(c[::step] for c in cols), strict=True)]
+    width = len(Timeline.COLUMNS)
+    steps = len(tl.rows) // width
+    every = max(1, steps // n)
+    rows = tl.rows.tolist()
+    return [
+        [rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3])]
+        for i in range(0, steps * width, every * width)
+    ]
 
 
 def build_summary(
@@ -165,7 +167,7 @@ def build_summary(
         "floor": config.get("floor"),
         "simulation": {k: v for k, v in config.items() if k not in ("workload", "floor")},
         "utilisation": {
-            "columns": ["t_s", "batch", "kv_blocks_used", "queue_length"],
+            "columns": list(Timeline.COLUMNS),
             "rows": _downsample(result.timeline),
         },
         "extra": {},

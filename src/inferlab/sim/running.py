@@ -16,6 +16,7 @@ from array import array
 
 from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.request import DECODE, PREFILL, SimRequest
+from inferlab.sim.steptime import DecodeBatch
 
 
 class Running:
@@ -23,8 +24,9 @@ class Running:
         self.kv = kv
         self.requests: dict[int, SimRequest] = {}  # admission order
         self.prefilling: dict[int, SimRequest] = {}  # admission order
-        self.decoding = 0
-        self.context_sum = 0  # tokens in context over all decoders
+        # The decoders as the step-time model sees them, kept up to date in place (one
+        # object for the whole run: a step costs no allocation for it).
+        self.decode = DecodeBatch(0, 0, self.decode_contexts)
         self.decode_steps = 0
         self.decode_end_s = array("d")  # end time of each decode step
         self.prefill_token_s = array("d")  # time of each token a finished prefill yielded
@@ -34,6 +36,15 @@ class Running:
 
     def __len__(self) -> int:
         return len(self.requests)
+
+    @property
+    def decoding(self) -> int:
+        return self.decode.count
+
+    @property
+    def context_sum(self) -> int:
+        """Tokens in context over all decoders."""
+        return self.decode.context_sum
 
     def admit(self, r: SimRequest) -> None:
         r.prefill_target = r.prompt_tokens + r.generated
@@ -53,7 +64,7 @@ class Running:
 
     def next_growth(self) -> int:
         """KV blocks the next decode step adds (decoders whose context fills a block)."""
-        return self._phase[-self.decode_steps % self.kv.block_tokens] if self.decoding else 0
+        return self._phase[-self.decode_steps % self.kv.block_tokens] if self.decode.count else 0
 
     def decode_contexts(self) -> list[int]:
         return [
@@ -68,7 +79,7 @@ class Running:
         self.decode_end_s.append(t)
         self.kv.used_blocks += self._phase[-d % self.kv.block_tokens]  # next_growth, inlined
         self.decode_steps = d + 1
-        self.context_sum += self.decoding
+        self.decode.context_sum += self.decode.count
         return self._finish_at.pop(d, [])
 
     def end_prefill_chunk(self, r: SimRequest, n: int, t: float) -> bool:
@@ -96,8 +107,8 @@ class Running:
         self._resize(r, self.kv.blocks_for(ctx))
         d = self.decode_steps
         r.decode_from = d
-        self.decoding += 1
-        self.context_sum += ctx
+        self.decode.count += 1
+        self.decode.context_sum += ctx
         self._phase[(ctx - d) % self.kv.block_tokens] += 1
         self._finish_at.setdefault(d + r.output_tokens - r.generated - 1, []).append(r)
 
@@ -114,8 +125,8 @@ class Running:
             r.pieces.append((DECODE, start, d - start))
         gen = r.generated + d - start
         ctx = r.prompt_tokens + gen
-        self.decoding -= 1
-        self.context_sum -= ctx
+        self.decode.count -= 1
+        self.decode.context_sum -= ctx
         self._phase[(ctx - d) % self.kv.block_tokens] -= 1
         bucket = self._finish_at.get(start + r.output_tokens - r.generated - 1)
         if bucket is not None and r in bucket:

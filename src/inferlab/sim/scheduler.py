@@ -24,15 +24,18 @@ class Policy:
     block_tokens: int = 16
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Batch:
     """One engine step: prompt chunks to prefill, and whether the running decoders decode."""
 
-    chunks: list[tuple[SimRequest, int]]  # (request, prompt tokens this step)
+    chunks: tuple[tuple[SimRequest, int], ...]  # (request, prompt tokens this step)
     decodes: bool
 
     def size(self, running: Running) -> int:
         return len(self.chunks) + (running.decoding if self.decodes else 0)
+
+
+DECODE_ONLY = Batch((), True)  # the common step, shared rather than built each time
 
 
 class Scheduler(Protocol):

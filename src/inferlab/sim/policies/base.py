@@ -12,7 +12,7 @@ from collections import deque
 
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
-from inferlab.sim.scheduler import Batch, Policy
+from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
 
 
 class BatchScheduler:
@@ -31,9 +31,7 @@ class BatchScheduler:
             self._admit(waiting, running)
         if not running.requests:
             return None
-        batch = self._form(running)
-        self._preempt_for_growth(batch, waiting, running)
-        return batch
+        return self._preempt_for_growth(self._form(running), waiting, running)
 
     def _admit(self, waiting: deque[SimRequest], running: Running) -> None:
         limit = self.admission_limit(running)
@@ -59,25 +57,27 @@ class BatchScheduler:
                 n = min(budget, r.prefill_target - r.prefilled)
                 chunks.append((r, n))
                 budget -= n
-            return Batch(chunks, True)
+            return Batch(tuple(chunks), True) if chunks else DECODE_ONLY
         if pending:  # an unchunked prefill runs alone: every stream waits for it
-            return Batch([(r, r.prefill_target - r.prefilled) for r in pending], False)
-        return Batch([], True)
+            return Batch(tuple((r, r.prefill_target - r.prefilled) for r in pending), False)
+        return DECODE_ONLY
 
     def _preempt_for_growth(
         self, batch: Batch, waiting: deque[SimRequest], running: Running
-    ) -> None:
+    ) -> Batch:
         cap = running.kv.capacity_blocks
-        if cap is None or running.kv.used_blocks + running.decoding <= cap:
-            return  # room even if every decoder needs a new block
+        if cap is None or running.kv.used_blocks + running.decode.count <= cap:
+            return batch  # room even if every decoder needs a new block
         while len(running.requests) > 1:
             grow = running.next_growth() if batch.decodes else 0
             if running.kv.used_blocks + grow <= cap:
-                return
+                return batch
             victim = running.latest()
             running.remove(victim)  # its KV is dropped, to be recomputed when readmitted
-            batch.chunks = [(r, n) for r, n in batch.chunks if r is not victim]
+            if any(r is victim for r, _ in batch.chunks):
+                batch = Batch(tuple(c for c in batch.chunks if c[0] is not victim), batch.decodes)
             victim.prefilled = 0
             victim.preemptions += 1
             self.preemptions += 1
             waiting.appendleft(victim)
+        return batch
