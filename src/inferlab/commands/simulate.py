@@ -298,12 +298,11 @@ def write_run(
 ) -> None:
     from inferlab.jsonio import write_json
     from inferlab.runfolder import claim_run_folder
-    from inferlab.sim.output import to_records, write_records
+    from inferlab.sim.output import iter_records, write_records
 
     with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
-        write_records(
-            folder / "records.jsonl", to_records(res, summary["levels"][0]["label"], times)
-        )
+        label = summary["levels"][0]["label"]
+        write_records(folder / "records.jsonl", iter_records(res, label, times))
         write_json(folder / "summary.json", summary)
     print(
         f"results: {folder}/ (records.jsonl, summary.json); `inferlab report {folder}`", file=text

@@ -8,6 +8,7 @@ simulation is summarised in about a second.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,37 +90,40 @@ def columns(result: SimResult, times: TokenTimes) -> RequestColumns:
 def to_records(
     result: SimResult, label: str, times: TokenTimes | None = None
 ) -> list[RequestRecord]:
+    with gc_paused():
+        return list(iter_records(result, label, times))
+
+
+def iter_records(
+    result: SimResult, label: str, times: TokenTimes | None = None
+) -> Iterator[RequestRecord]:
+    """One record per simulated request, built as it is asked for (writing them needs no list)."""
     times = times or TokenTimes.of(result)
     bounds = times.offsets.tolist()
     end_default = int(result.sim_time_s * NS)
     ones: dict[int, list[int]] = {}  # one token per event; records of a length share the list
-    out = []
-    with gc_paused():
-        for i, r in enumerate(result.requests):
-            ev = times.event_ns[bounds[i] : bounds[i + 1]].tolist()
-            n = len(ev)
-            finished = r.finish_s is not None
-            send = int(r.arrival_s * NS)
-            out.append(
-                RequestRecord(
-                    request_id=r.id,
-                    level=label,
-                    phase="measure",
-                    prompt_tokens_target=r.prompt_tokens,
-                    max_tokens=r.output_tokens,
-                    scheduled_ns=send,
-                    send_ns=send,
-                    event_ns=ev,
-                    event_tokens=ones.get(n) or ones.setdefault(n, [1] * n),
-                    end_ns=int(r.finish_s * NS) if r.finish_s is not None else end_default,
-                    http_status=200,
-                    finish_reason="length" if finished else None,
-                    prompt_tokens=r.prompt_tokens,
-                    completion_tokens=n,
-                    error=None if finished else UNFINISHED,
-                )
-            )
-    return out
+    for i, r in enumerate(result.requests):
+        ev = times.event_ns[bounds[i] : bounds[i + 1]].tolist()
+        n = len(ev)
+        finished = r.finish_s is not None
+        send = int(r.arrival_s * NS)
+        yield RequestRecord(
+            request_id=r.id,
+            level=label,
+            phase="measure",
+            prompt_tokens_target=r.prompt_tokens,
+            max_tokens=r.output_tokens,
+            scheduled_ns=send,
+            send_ns=send,
+            event_ns=ev,
+            event_tokens=ones.get(n) or ones.setdefault(n, [1] * n),
+            end_ns=int(r.finish_s * NS) if r.finish_s is not None else end_default,
+            http_status=200,
+            finish_reason="length" if finished else None,
+            prompt_tokens=r.prompt_tokens,
+            completion_tokens=n,
+            error=None if finished else UNFINISHED,
+        )
 
 
 def summarize_result(
@@ -176,7 +180,7 @@ def build_summary(
     }
 
 
-def write_records(path: Path, records: list[RequestRecord]) -> None:
+def write_records(path: Path, records: Iterable[RequestRecord]) -> None:
     w = RecordWriter(path)
     try:
         for r in records:
