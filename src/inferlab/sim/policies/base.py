@@ -74,10 +74,13 @@ class BatchScheduler:
                 return batch
             victim = running.latest()
             running.remove(victim)  # its KV is dropped, to be recomputed when readmitted
-            if any(r is victim for r, _ in batch.chunks):
-                batch = Batch(tuple(c for c in batch.chunks if c[0] is not victim), batch.decodes)
             victim.prefilled = 0
             victim.preemptions += 1
             self.preemptions += 1
             waiting.appendleft(victim)
+            if any(r is victim for r, _ in batch.chunks):
+                chunks = tuple(c for c in batch.chunks if c[0] is not victim)
+                if not chunks and not batch.decodes:  # its prompt was all the step had
+                    return self._preempt_for_growth(DECODE_ONLY, waiting, running)
+                batch = Batch(chunks, batch.decodes)
         return batch
