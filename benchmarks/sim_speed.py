@@ -49,8 +49,8 @@ def main() -> None:
     n = len(arr)
     print(
         f"{n} requests over {a.hours:g} h at {a.rate:g}/s; {res.steps} engine steps; "
-        f"{len(recs)} records; TPOT p50 {lv['tpot_s']['p50'] * 1e3:.2f} ms, "
-        f"gap max {lv['gap_s']['max'] * 1e3:.1f} ms"
+        f"{len(recs)} records; TPOT p50 {(lv.tpot_s.p50 or 0) * 1e3:.2f} ms, "
+        f"gap max {(lv.gap_s.max or 0) * 1e3:.1f} ms"
     )
     print(f"{'phase':<12}{'seconds':>9}{'cpu s':>8}{'requests/s':>12}")
     for name, dt, cpu in (

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.columns import RequestColumns, summarize_columns
 from inferlab.metrics.level import summarize_level
+from inferlab.records import RequestRecord
 
 
 def random_records(seed: int, n: int = 300) -> list[RequestRecord]:
@@ -48,11 +48,11 @@ def test_columns_equal_records(seed: int) -> None:
     expected = summarize_level("x", "rate", 2.0, recs)
     got = summarize_columns("x", "rate", 2.0, RequestColumns.from_records(recs))
     assert got == expected
-    assert expected["requests_ok"] > 0 and expected["gap_s"]["n"] > 100
+    assert expected.requests_ok > 0 and expected.gap_s.n > 100
 
 
 def test_no_ok_request() -> None:
     recs = [RequestRecord(0, "x", "measure", 1, 1, http_status=500)]
     got = summarize_columns("x", "concurrency", 1, RequestColumns.from_records(recs))
     assert got == summarize_level("x", "concurrency", 1, recs)
-    assert got["requests_failed"] == 1 and got["ttft_s"]["n"] == 0
+    assert got.requests_failed == 1 and got.ttft_s.n == 0

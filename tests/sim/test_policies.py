@@ -8,13 +8,13 @@ import pytest
 
 from inferlab.errors import InferlabError
 from inferlab.sim.kv import KVBlockManager
-from inferlab.sim.policies import POLICIES
+from inferlab.sim.policies import POLICIES, make_scheduler
 from inferlab.sim.policies.continuous import ContinuousScheduler
 from inferlab.sim.policies.sequential import SequentialScheduler
 from inferlab.sim.policies.static import StaticScheduler
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
-from inferlab.sim.scheduler import Policy, make_scheduler
+from inferlab.sim.scheduler import Policy
 
 
 def queue(*prompts: int, output: int = 10) -> deque[SimRequest]:

@@ -101,6 +101,7 @@ def test_simulated_summary_equals_the_record_by_record_one(capacity: int | None)
     policy = Policy("continuous", 64, 128, capacity)
     res = simulate(arr, FittedStepTime(0.001, 1e-4, 1e-5), policy, ClosedLoop(5, 2, 50, 40), 2.0)
     assert any(r.finish_s is None for r in res.requests)  # cut off at 2 s: some unfinished
-    expected = summarize_level("x", "rate", 40.0, to_records(res, "x"))
-    got = summarize_result(res, LoadLabel("x", "rate", 40.0))
+    expected = summarize_level("x", "rate", 40.0, to_records(res, "x")).to_json()
+    got = summarize_result(res, LoadLabel("x", "rate", 40.0)).to_json()
     assert {k: got[k] for k in expected} == expected
+    assert got["preemptions"] == res.preemptions and got["steps"] == res.steps

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from inferlab.sim.scheduler import Policy
     from inferlab.sim.users import ClosedLoop
     from inferlab.sim.workload import Arrival, Lengths
+    from inferlab.summary import LevelSummary
 
 
 def add_sim_args(p: argparse.ArgumentParser) -> None:
@@ -283,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
     level = summarize_result(res, load.label, times)
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
     text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
-    print_result(summary, res, wall, text)
+    print_result(level, summary["simulation"], res, wall, text)
     if args.out is not None:
         write_run(args, res, times, summary, text)
     if args.json:
@@ -313,9 +314,9 @@ def ms(x: float | None) -> str:
     return "-" if x is None else f"{x * 1e3:.1f} ms"
 
 
-def print_result(summary: dict[str, Any], res: Any, wall: float, file: IO[str]) -> None:
-    lv = summary["levels"][0]
-    sim = summary["simulation"]
+def print_result(
+    lv: LevelSummary, sim: dict[str, Any], res: Any, wall: float, file: IO[str]
+) -> None:
 
     def say(line: str) -> None:
         print(line, file=file)
@@ -325,25 +326,22 @@ def print_result(summary: dict[str, Any], res: Any, wall: float, file: IO[str]) 
         f"{len(res.requests)} requests, {res.steps} steps, {res.sim_time_s:.2f} s simulated in "
         f"{wall:.2f} s"
     )
+    say(f"  TTFT  p50 {ms(lv.ttft_s.p50)}  p99 {ms(lv.ttft_s.p99)}  max {ms(lv.ttft_s.max)}")
+    say(f"  TPOT  p50 {ms(lv.tpot_s.p50)}  p99 {ms(lv.tpot_s.p99)}")
+    say(f"  E2E   p50 {ms(lv.e2e_s.p50)}  max {ms(lv.e2e_s.max)}")
     say(
-        f"  TTFT  p50 {ms(lv['ttft_s']['p50'])}  p99 {ms(lv['ttft_s']['p99'])}  "
-        f"max {ms(lv['ttft_s']['max'])}"
-    )
-    say(f"  TPOT  p50 {ms(lv['tpot_s']['p50'])}  p99 {ms(lv['tpot_s']['p99'])}")
-    say(f"  E2E   p50 {ms(lv['e2e_s']['p50'])}  max {ms(lv['e2e_s']['max'])}")
-    say(
-        f"  gaps  p50 {ms(lv['gap_s']['p50'])}  p99 {ms(lv['gap_s']['p99'])}  "
-        f"max {ms(lv['gap_s']['max'])}  stalls {lv['stall_count']}"
+        f"  gaps  p50 {ms(lv.gap_s.p50)}  p99 {ms(lv.gap_s.p99)}  "
+        f"max {ms(lv.gap_s.max)}  stalls {lv.stall_count}"
     )
     say(
-        f"  throughput {lv['output_tokens_per_s_total']:.1f} tok/s, "
-        f"{lv['output_tokens_per_s_per_user']:.1f} tok/s per user; "
+        f"  throughput {lv.output_tokens_per_s_total:.1f} tok/s, "
+        f"{lv.output_tokens_per_s_per_user:.1f} tok/s per user; "
         f"preemptions {res.preemptions}"
     )
     print_injected(lv, res, file)
 
 
-def print_injected(lv: dict[str, Any], res: Any, file: IO[str]) -> None:
+def print_injected(lv: LevelSummary, res: Any, file: IO[str]) -> None:
     injected = [r for r in res.requests if r.injected]
     for r in injected:
         times = res.token_times(r)
@@ -353,9 +351,9 @@ def print_injected(lv: dict[str, Any], res: Any, file: IO[str]) -> None:
                 f"TTFT {ms(times[0] - r.arrival_s)}",
                 file=file,
             )
-    gap_p50 = lv["gap_s"]["p50"] or 0.0
+    gap_p50 = lv.gap_s.p50 or 0.0
     if injected and gap_p50:
-        worst = lv["gap_s"]["max"]
+        worst = lv.gap_s.max or 0.0
         print(
             f"  longest gap any stream saw: {ms(worst)} = {worst / gap_p50:.1f} median steps "
             f"(stall of ~{(worst - gap_p50) / gap_p50:.0f} decode steps)",

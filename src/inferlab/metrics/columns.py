@@ -16,8 +16,9 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from inferlab.bench.records import RequestRecord
-from inferlab.metrics.stats import summarize
+from inferlab.metrics.stats import latency_stats
+from inferlab.records import RequestRecord
+from inferlab.summary import LatencyStats, LevelSummary
 
 NS = 1e-9
 Ints = npt.NDArray[np.int64]
@@ -72,8 +73,8 @@ def _floats(values: list[int | None]) -> Floats:
     return np.array([float("nan") if v is None else v for v in values], dtype=float)
 
 
-def _summarize(a: Floats) -> dict[str, float | int | None]:
-    return summarize(cast("Sequence[float]", a))  # an array is a sequence of floats
+def _stats(a: Floats) -> LatencyStats:
+    return latency_stats(cast("Sequence[float]", a))  # an array is a sequence of floats
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +138,8 @@ def _median(a: Floats) -> float | None:
 
 def summarize_columns(
     label: str, kind: str, value: float, c: RequestColumns, stall_factor: float = 5.0
-) -> dict[str, Any]:
-    """The level summary block (the keys and numbers of metrics.level.summarize_level)."""
+) -> LevelSummary:
+    """The level summary (metrics.level.summarize_level's numbers) from columns."""
     lat = _latencies(c)
     ok = c.ok
     median_gap = float(np.median(lat.gaps_s)) if len(lat.gaps_s) else 0.0
@@ -151,34 +152,35 @@ def summarize_columns(
     multi = 0
     if c.event_tokens is not None:
         multi = int((c.event_tokens[np.repeat(ok, np.diff(c.offsets))] > 1).sum())
-    n = len(ok)
-    return {
-        "label": label,
-        "concurrency" if kind == "concurrency" else "rate_per_s": value,
-        "requests_measured": n,
-        "requests_warmup": c.warmup,
-        "requests_ok": int(ok.sum()),
-        "requests_failed": n - int(ok.sum()),
-        "requests_early_stop": c.early_stop,
-        "errors": sorted(set(c.errors))[:5],
-        "ttft_s": _summarize(lat.ttft_s),
-        "tpot_s": _summarize(lat.tpot_s),
-        "e2e_s": _summarize(lat.e2e_s),
-        "gap_s": _summarize(lat.gaps_s),
-        "worst_gap_per_request_s": _summarize(lat.worst_gap_s),
-        "stall_threshold_s": threshold,
-        "stall_count": int((lat.gaps_s > threshold).sum()) if len(lat.gaps_s) else 0,
-        "multi_token_events": multi,
-        "queue_delay_s": _summarize(lat.queue_delay_s),
-        "output_tokens": out_tokens,
-        "window_s": window_s,
-        "output_tokens_per_s_total": out_tokens / window_s if window_s else 0.0,
-        "output_tokens_per_s_per_user": (
+    n, n_ok = len(ok), int(ok.sum())
+    return LevelSummary(
+        label=label,
+        concurrency=value if kind == "concurrency" else None,
+        rate_per_s=None if kind == "concurrency" else value,
+        requests_measured=n,
+        requests_warmup=c.warmup,
+        requests_ok=n_ok,
+        requests_failed=n - n_ok,
+        requests_early_stop=c.early_stop,
+        errors=tuple(sorted(set(c.errors))[:5]),
+        ttft_s=_stats(lat.ttft_s),
+        tpot_s=_stats(lat.tpot_s),
+        e2e_s=_stats(lat.e2e_s),
+        gap_s=_stats(lat.gaps_s),
+        worst_gap_per_request_s=_stats(lat.worst_gap_s),
+        stall_threshold_s=threshold,
+        stall_count=int((lat.gaps_s > threshold).sum()) if len(lat.gaps_s) else 0,
+        multi_token_events=multi,
+        queue_delay_s=_stats(lat.queue_delay_s),
+        output_tokens=out_tokens,
+        window_s=window_s,
+        output_tokens_per_s_total=out_tokens / window_s if window_s else 0.0,
+        output_tokens_per_s_per_user=(
             1.0 / float(np.median(lat.tpot_s)) if len(lat.tpot_s) else 0.0
         ),
-        "mean_active_streams": _mean_active_streams(c),
-        "prompt_tokens_usage_p50": _median(c.prompt_tokens[ok]),
-        "completion_tokens_p50": _median(c.completion_tokens[ok]),
-        "streamed_tokens_mismatch": c.streamed_tokens_mismatch,
-        "malformed_events": c.malformed_events,
-    }
+        mean_active_streams=_mean_active_streams(c),
+        prompt_tokens_usage_p50=_median(c.prompt_tokens[ok]),
+        completion_tokens_p50=_median(c.completion_tokens[ok]),
+        streamed_tokens_mismatch=c.streamed_tokens_mismatch,
+        malformed_events=c.malformed_events,
+    )

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.limits import DEFAULT_MAX_STEPS, SimulationTooLarge
 from inferlab.sim.pause_gc import gc_paused
+from inferlab.sim.policies import make_scheduler
 from inferlab.sim.request import DECODE, SimRequest
 from inferlab.sim.running import Running
-from inferlab.sim.scheduler import Batch, Policy, Scheduler, make_scheduler
+from inferlab.sim.scheduler import Batch, Policy, Scheduler
 from inferlab.sim.steptime import DecodeBatch, StepTimeModel
 from inferlab.sim.users import ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +17,12 @@ import numpy as np
 import numpy.typing as npt
 
 from inferlab import __version__
-from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.metrics.columns import RequestColumns, summarize_columns
+from inferlab.records import RecordWriter, RequestRecord
 from inferlab.sim.engine import SimResult, Timeline
 from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.request import DECODE, PREFILL
+from inferlab.summary import ClientStats, LevelSummary
 
 NS = 1_000_000_000
 UNFINISHED = "unfinished when the simulation ended"
@@ -128,21 +129,17 @@ def iter_records(
 
 def summarize_result(
     result: SimResult, load: LoadLabel, times: TokenTimes | None = None, stall_factor: float = 5.0
-) -> dict[str, Any]:
+) -> LevelSummary:
     """The level block of summary.json for a simulated run."""
     cols = columns(result, times or TokenTimes.of(result))
     level = summarize_columns(load.label, load.kind, load.value, cols, stall_factor)
-    level["preemptions"] = result.preemptions
-    level["steps"] = result.steps
-    level["client"] = {
-        "cpu_s": 0.0,
-        "wall_s": 0.0,
-        "cpu_fraction": 0.0,
-        "loop_lag_p99_s": 0.0,
-        "loop_lag_max_s": 0.0,
-    }
-    level["injected_requests"] = sum(1 for r in result.requests if r.injected)
-    return level
+    return replace(
+        level,
+        preemptions=result.preemptions,
+        steps=result.steps,
+        client=ClientStats.idle(),
+        injected_requests=sum(1 for r in result.requests if r.injected),
+    )
 
 
 def _downsample(tl: Timeline, n: int = 2000) -> list[list[float]]:
@@ -157,7 +154,7 @@ def _downsample(tl: Timeline, n: int = 2000) -> list[list[float]]:
 
 
 def build_summary(
-    result: SimResult, level: dict[str, Any], config: dict[str, Any], command: list[str]
+    result: SimResult, level: LevelSummary, config: dict[str, Any], command: list[str]
 ) -> dict[str, Any]:
     return {
         "schema_version": 1,
@@ -175,7 +172,7 @@ def build_summary(
             "rows": _downsample(result.timeline),
         },
         "extra": {},
-        "levels": [level],
+        "levels": [level.to_json()],
         "warnings": [],
     }
 

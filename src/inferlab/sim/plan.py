@@ -89,8 +89,8 @@ def evaluate(
     )
     lv = summarize_result(res, LoadLabel("plan", "rate", rate))
     unfinished = sum(1 for r in res.requests if r.finish_s is None)
-    ttft = lv["ttft_s"]["p99"] or 0.0
-    tpot = lv["tpot_s"]["p99"] or 0.0
+    ttft = lv.ttft_s.p99 or 0.0
+    tpot = lv.tpot_s.p99 or 0.0
     return RatePoint(rate, float(ttft), float(tpot), unfinished, res.preemptions)
 
 

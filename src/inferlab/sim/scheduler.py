@@ -1,7 +1,7 @@
 """The scheduler seam: a policy picks each engine step's batch from the queue and running set.
 
 A `Policy` names a scheduler and its knobs (what the command line describes);
-`make_scheduler` builds the one class that implements it (sim/policies/, one
+`sim.policies.make_scheduler` builds the one class that implements it (one
 file per policy). The engine asks only `next_batch` and reads `preemptions`.
 """
 
@@ -44,17 +44,3 @@ class Scheduler(Protocol):
     def next_batch(self, waiting: deque[SimRequest], running: Running) -> Batch | None:
         """Admit from `waiting` into `running` and pick the next step's work (None: idle)."""
         ...
-
-
-def make_scheduler(policy: Policy) -> Scheduler:
-    from inferlab.sim.policies import POLICIES
-
-    try:
-        cls = POLICIES[policy.name]
-    except KeyError:
-        from inferlab.errors import InferlabError
-
-        raise InferlabError(
-            f"unknown policy {policy.name!r}: choose one of {', '.join(POLICIES)}"
-        ) from None
-    return cls(policy)
