@@ -45,16 +45,16 @@ def test_server_steps_match_client_tpot(llama4: LlamaServer, tmp_path: Path) -> 
         floor=floor,
     )
     s = asyncio.run(run_benchmark(cfg)).summary
-    codes = {w["code"] for w in s["warnings"]}
-    assert not codes & {"no_server_metrics", "metrics_unparsable", "counter_reset"}, s["warnings"]
-    for lv in s["levels"]:
-        srv = lv["server"]
-        assert srv is not None and srv["dialect"] == "llamacpp", lv["label"]
-        assert srv["steps"] > 0
-        assert srv["running_max"] == lv["concurrency"]
-        tpot = lv["tpot_s"]["p50"]
-        assert srv["step_time_s"] == pytest.approx(tpot, rel=0.15), lv["label"]
-        assert lv["mbu_basis"] == "server_steps"
-        assert lv["measured_step_time_s"] == srv["step_time_s"]
+    codes = {w.code for w in s.warnings}
+    assert not codes & {"no_server_metrics", "metrics_unparsable", "counter_reset"}, s.warnings
+    for lv in s.levels:
+        srv = lv.server
+        assert srv is not None and srv.dialect == "llamacpp", lv.label
+        assert srv.steps and srv.steps > 0
+        assert srv.running_max == lv.concurrency
+        tpot = lv.tpot_s.p50
+        assert srv.step_time_s == pytest.approx(tpot, rel=0.15), lv.label
+        assert lv.comparison is not None and lv.comparison.mbu_basis == "server_steps"
+        assert lv.comparison.measured_step_time_s == srv.step_time_s
     samples = read_samples(tmp_path / "server_metrics.jsonl")
     assert {x.level for x in samples} == {"c=1", "c=2", "c=4"}

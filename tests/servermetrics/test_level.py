@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
+from inferlab.bench.benchmark import Floor
+from inferlab.jsonio import dumps, loads_strict
+from inferlab.metrics.level import summarize_level
 from inferlab.metrics.server_checks import attach_server, check_server, metrics_unavailable
 from inferlab.servermetrics.level import ServerLevelMetrics, summarize_server_level
 from inferlab.servermetrics.sampler import Sample
 from inferlab.servermetrics.snapshot import Snapshot
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import STATED, with_overrides
+from inferlab.summary import FloorComparison, LevelSummary, RunWarning
 
 
 def snap(t: float, steps: float, running: float, gen: float = 0.0, **kw: Any) -> Sample:
@@ -94,12 +99,29 @@ def test_json_round_trip() -> None:
     assert ServerLevelMetrics.from_json(m.to_json()) == m
 
 
-def level(tpot: float = 0.02) -> dict[str, Any]:
-    return {"label": "c=4", "tpot_s": {"p50": tpot}}
+def level(tpot: float = 0.02, mbu: float | None = None) -> LevelSummary:
+    """A c=4 level with only its TPOT p50 set (and a client-basis comparison with `mbu`)."""
+    s = summarize_level("c=4", "concurrency", 4, [])
+    s = dataclasses.replace(s, tpot_s=dataclasses.replace(s.tpot_s, p50=tpot))
+    if mbu is None:
+        return s
+    comp = FloorComparison(
+        floor_batch=4,
+        floor_context_tokens=160,
+        bytes_per_step=1e9,
+        flops_per_step=1e9,
+        predicted_step_time_s=0.01,
+        predicted_bound="memory",
+        ceiling_tokens_per_s_per_user=100.0,
+        predicted_tokens_per_s_total=400.0,
+        measured_step_time_s=tpot,
+        mbu=mbu,
+    )
+    return dataclasses.replace(s, comparison=comp)
 
 
-def _codes(warns: list[dict[str, str]]) -> set[str]:
-    return {w["code"] for w in warns}
+def _codes(warns: list[RunWarning]) -> set[str]:
+    return {w.code for w in warns}
 
 
 def test_checks_quiet_when_all_agree() -> None:
@@ -138,29 +160,31 @@ def test_prefix_cache_threshold() -> None:
 def test_attach_prices_the_floor_at_the_server_step() -> None:
     cost = ModelCost.stated(weight_bytes=1e9, kv_bytes_per_token=0.0, params=1e9)
     hw = with_overrides(STATED, 100e9, 1e12, None)
-    s = {**level(0.021), "mbu": 0.47}
-    warns = attach_server(s, ramp(), 4, (cost, hw), (32, 256))
+    s, warns = attach_server(level(0.021, mbu=0.47), ramp(), 4, Floor(cost, hw), (32, 256))
     assert warns == []
-    assert s["mbu_basis"] == "server_steps" and s["mbu_client_tpot"] == 0.47
-    assert s["floor_batch"] == 4 and s["measured_step_time_s"] == pytest.approx(0.02)
-    assert s["mbu"] == pytest.approx(1e9 / 0.02 / 100e9)
-    assert s["server"]["step_time_s"] == pytest.approx(0.02)
+    c = s.comparison
+    assert c is not None and c.mbu_basis == "server_steps" and c.mbu_client_tpot == 0.47
+    assert c.floor_batch == 4 and c.measured_step_time_s == pytest.approx(0.02)
+    assert c.mbu == pytest.approx(1e9 / 0.02 / 100e9)
+    assert s.server is not None and s.server.step_time_s == pytest.approx(0.02)
+    back = LevelSummary.from_json(loads_strict(dumps(s)))  # strict JSON, and back
+    assert back.server == s.server and back.comparison == s.comparison
 
 
 def test_attach_without_server_steps_keeps_client_basis() -> None:
     cost = ModelCost.stated(weight_bytes=1e9, kv_bytes_per_token=0.0, params=1e9)
     hw = with_overrides(STATED, 100e9, 1e12, None)
     bad = [Sample("c=4", "start", None, "metrics_unparsable", "HTML", 0.0)]
-    s = {**level(), "mbu": 0.5}
-    warns = attach_server(s, bad, 4, (cost, hw), (32, 256))
-    assert s["server"] is None and s["mbu_basis"] == "client_tpot" and s["mbu"] == 0.5
-    assert [(w["code"], w["severity"]) for w in warns] == [("metrics_unparsable", "warning")]
+    s, warns = attach_server(level(mbu=0.5), bad, 4, Floor(cost, hw), (32, 256))
+    assert s.server is None and s.comparison is not None
+    assert s.comparison.mbu_basis == "client_tpot" and s.comparison.mbu == 0.5
+    assert [(w.code, w.severity) for w in warns] == [("metrics_unparsable", "warning")]
 
 
 def test_unavailable_severity() -> None:
-    assert metrics_unavailable("no_server_metrics", "404", False)["severity"] == "info"
-    assert metrics_unavailable("no_server_metrics", "404", True)["severity"] == "warning"
-    assert metrics_unavailable("metrics_unparsable", "HTML", False)["severity"] == "warning"
+    assert metrics_unavailable("no_server_metrics", "404", False).severity == "info"
+    assert metrics_unavailable("no_server_metrics", "404", True).severity == "warning"
+    assert metrics_unavailable("metrics_unparsable", "HTML", False).severity == "warning"
 
 
 def test_snapshot_survives_strict_json() -> None:
@@ -193,3 +217,20 @@ def test_real_llama_server_samples_exclude_prefill() -> None:
     assert naive > 1.04 * m.step_time_s  # the whole level, prefills included, says more
     c4 = summarize_server_level([s for s in read_samples(path) if s.level == "c=4"], 4)
     assert c4 is not None and c4.running_max == 4 and c4.decode_running_mean == 4
+
+
+def test_engine_bytes_are_per_gpu() -> None:
+    """vLLM's estimate is per GPU: with --floor-tp 2 it doubles before the comparison."""
+    from inferlab.metrics.server_checks import check_engine_bytes
+
+    a = snap(0, 0, 4, estimated_read_bytes=0.0)
+    b = snap(2, 100, 4, estimated_read_bytes=100 * 1.4e8)
+    m = summarize_server_level([a, b], 4)
+    assert m is not None
+    s = level(mbu=0.5)
+    assert s.comparison is not None
+    s = dataclasses.replace(s, comparison=dataclasses.replace(s.comparison, bytes_per_step=2.8e8))
+    assert _codes(check_engine_bytes(s, m, 1)[1]) == {"floor_disagrees_with_engine"}
+    two, warns = check_engine_bytes(s, m, 2)
+    assert warns == [] and two.comparison is not None
+    assert two.comparison.engine_estimated_read_bytes_per_step == pytest.approx(2.8e8)

@@ -53,7 +53,7 @@ async def _garbage(_: web.Request) -> web.Response:
 
 
 async def _slow(_: web.Request) -> web.Response:
-    await asyncio.sleep(3)
+    await asyncio.sleep(6)
     return web.Response(text=LLAMA)
 
 

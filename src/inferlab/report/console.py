@@ -1,19 +1,15 @@
-"""The sweep table and warnings on the console (rich), and the bench progress hooks."""
+"""The sweep table and warnings on the console (rich)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from inferlab.bench.benchmark import Hooks
-from inferlab.bench.records import RequestRecord
-from inferlab.bench.runner import Level
+from inferlab.summary import RunSummary, ServerLevelMetrics
 
 
 def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x * 1e3:.1f}"
 
 
-def sweep_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
     head = [
         "level",
         "ok/fail/early",
@@ -29,53 +25,52 @@ def sweep_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         "MBU",
     ]
     rows = []
-    for lv in summary["levels"]:
-        bw = lv.get("achieved_bandwidth_bytes_per_s")
-        mbu = lv.get("mbu")
+    for lv in summary.levels:
+        bw = lv.comparison.achieved_bandwidth_bytes_per_s if lv.comparison else None
+        mbu = lv.comparison.mbu if lv.comparison else None
         rows.append(
             [
-                lv["label"],
-                f"{lv['requests_ok']}/{lv['requests_failed']}/{lv['requests_early_stop']}",
-                _ms(lv["ttft_s"]["p50"]),
-                _ms(lv["ttft_s"]["p99"]),
-                _ms(lv["tpot_s"]["p50"]),
-                _ms(lv["gap_s"]["p99"]),
-                _ms(lv["gap_s"]["max"]),
-                str(lv["stall_count"]),
-                f"{lv['output_tokens_per_s_total']:.1f}",
-                f"{lv['output_tokens_per_s_per_user']:.1f}",
+                lv.label,
+                f"{lv.requests_ok}/{lv.requests_failed}/{lv.requests_early_stop}",
+                _ms(lv.ttft_s.p50),
+                _ms(lv.ttft_s.p99),
+                _ms(lv.tpot_s.p50),
+                _ms(lv.gap_s.p99),
+                _ms(lv.gap_s.max),
+                str(lv.stall_count),
+                f"{lv.output_tokens_per_s_total:.1f}",
+                f"{lv.output_tokens_per_s_per_user:.1f}",
                 "-" if bw is None else f"{bw / 1e9:.2f}",
                 "-" if mbu is None else f"{mbu:.0%}",
             ]
         )
-    if any(lv.get("server") for lv in summary["levels"]):  # the server's own books, beside
+    if any(lv.server for lv in summary.levels):  # the server's own books, beside
         head += ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
-        for row, lv in zip(rows, summary["levels"], strict=True):
-            row += server_cells(lv.get("server"))
+        for row, lv in zip(rows, summary.levels, strict=True):
+            row += server_cells(lv.server)
     return head, rows
 
 
-def server_cells(srv: dict[str, Any] | None) -> list[str]:
+def server_cells(srv: ServerLevelMetrics | None) -> list[str]:
     """steps/s, tokens per step, running mean/max, peak KV use; '-' where not published."""
-    if not srv:
+    if srv is None:
         return ["-"] * 4
 
-    def num(key: str, fmt: str) -> str:
-        v = srv.get(key)
+    def num(v: float | None, fmt: str) -> str:
         return "-" if v is None else format(v, fmt)
 
     running = "-"
-    if srv.get("running_mean") is not None:
-        running = f"{srv['running_mean']:.1f}/{srv['running_max']:g}"
+    if srv.running_mean is not None and srv.running_max is not None:
+        running = f"{srv.running_mean:.1f}/{srv.running_max:g}"
     return [
-        num("steps_per_s", ".1f"),
-        num("tokens_per_step", ".2f"),
+        num(srv.steps_per_s, ".1f"),
+        num(srv.tokens_per_step, ".2f"),
         running,
-        num("kv_cache_usage_max", ".1%"),
+        num(srv.kv_cache_usage_max, ".1%"),
     ]
 
 
-def print_sweep(summary: dict[str, Any]) -> None:
+def print_sweep(summary: RunSummary) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -89,40 +84,6 @@ def print_sweep(summary: dict[str, Any]) -> None:
     if not c.is_terminal:  # a log file or pipe: do not squeeze the table to 80 columns
         c = Console(width=160)
     c.print(t)
-    for w in summary["warnings"]:
-        style = {"error": "bold red", "warning": "yellow"}.get(w["severity"], "dim")
-        c.print(
-            f"[{style}]{w['severity']}[/] {w['code']} ({w['level']}): {w['message']}",
-            highlight=False,
-        )
-
-
-class ProgressHooks(Hooks):
-    """A rich progress bar per level."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-        self.progress = Progress(
-            "[bold]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-        )
-        self.task: Any = None
-
-    def level_start(self, level: Level, total: int) -> None:
-        self.progress.start()
-        self.task = self.progress.add_task(f"{level.label:>10}", total=total)
-
-    def request_done(self, rec: RequestRecord) -> None:
-        if self.task is not None:
-            self.progress.advance(self.task)
-
-    def level_end(self, level: Level, summary: dict[str, Any]) -> None:
-        tpot = summary["tpot_s"]["p50"]
-        self.progress.update(
-            self.task,
-            description=f"{level.label:>10} TPOT {_ms(tpot)} ms, "
-            f"{summary['output_tokens_per_s_total']:.0f} tok/s",
-        )
-
-    def close(self) -> None:
-        self.progress.stop()
+    for w in summary.warnings:
+        style = {"error": "bold red", "warning": "yellow"}.get(w.severity, "dim")
+        c.print(f"[{style}]{w.severity}[/] {w.code} ({w.level}): {w.message}", highlight=False)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from pathlib import Path
-from typing import Any
 
+from inferlab.jsonio import dumps
 from inferlab.report.console import sweep_rows
+from inferlab.summary import RunSummary
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -45,7 +45,7 @@ def _server_section(out_dir: Path) -> str:
 
 
 def render_html(
-    summary: dict[str, Any], out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
+    summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
     head, rows = sweep_rows(summary)
     table = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
@@ -53,12 +53,12 @@ def render_html(
         table += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
     table += "</table>"
     warns = "".join(
-        f'<li class="{w["severity"]}"><b>{html.escape(w["code"])}</b> ({html.escape(w["level"])})'
-        f": {html.escape(w['message'])}</li>"
-        for w in summary["warnings"]
+        f'<li class="{w.severity}"><b>{html.escape(w.code)}</b> ({html.escape(w.level)})'
+        f": {html.escape(w.message)}</li>"
+        for w in summary.warnings
     )
-    cmd = " ".join(summary.get("command") or [])
-    raw = html.escape(json.dumps(summary, indent=1)[:200_000])
+    cmd = " ".join(summary.command)
+    raw = html.escape(dumps(summary, indent=1)[:200_000])
     watch = out_dir / "watch.png"  # a recorded `inferlab watch` beside the run (the demo's)
     watch_html = f"<h2>MBU and MFU over time (watch)</h2>{_img(watch)}" if watch.exists() else ""
     doc = f"""<!doctype html><html><head><meta charset="utf-8">

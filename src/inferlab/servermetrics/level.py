@@ -14,57 +14,12 @@ window is where at least one stream decoded, and says so.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, fields
-from typing import Any
 
 from inferlab.servermetrics.sampler import Sample
 from inferlab.servermetrics.snapshot import Histogram, Snapshot, delta
+from inferlab.summary import ServerLevelMetrics
 
-
-@dataclass(frozen=True, slots=True)
-class ServerLevelMetrics:
-    """The server's own books for one level. None: the engine does not publish it."""
-
-    dialect: str
-    samples: int  # good snapshots in the level, start and end included
-    failed_scrapes: int
-    sample_rate_hz: float | None
-    counter_reset: bool  # a counter went down: the server restarted mid-level
-    steps: float | None
-    step_time_s: float | None  # over the decode window
-    steps_per_s: float | None
-    step_window_s: float | None
-    step_window_full_batch: bool  # the window is where the whole batch ran
-    decode_running_mean: float | None  # mean running requests inside the window
-    tokens_per_step: float | None  # generated tokens / steps over the level
-    running_mean: float | None
-    running_max: float | None
-    waiting_max: float | None
-    kv_cache_usage_max: float | None
-    kv_capacity_tokens: float | None
-    generation_tokens: float | None
-    prompt_tokens: float | None
-    preemptions: float | None
-    prefix_cache_hit_tokens: float | None
-    prefix_cache_query_tokens: float | None
-    spec_accepted_tokens: float | None
-    spec_draft_tokens: float | None
-    ttft_p50_s: float | None
-    ttft_p99_s: float | None
-    itl_p50_s: float | None
-    itl_p99_s: float | None
-    e2e_p50_s: float | None
-    e2e_p99_s: float | None
-    estimated_read_bytes_per_step: float | None  # vLLM --enable-mfu-metrics
-    estimated_flops_per_step: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ServerLevelMetrics:
-        kw: dict[str, Any] = {f.name: d.get(f.name) for f in fields(cls)}
-        return cls(**kw)
+__all__ = ["ServerLevelMetrics", "summarize_server_level"]
 
 
 def _per(num: float | None, den: float | None) -> float | None:
