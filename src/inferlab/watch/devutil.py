@@ -72,10 +72,12 @@ def _nvml() -> NvmlUtil | None:
 def _listener(port: int) -> Any:
     import psutil
 
-    with contextlib.suppress(psutil.Error, OSError):
-        for c in psutil.net_connections(kind="tcp"):
-            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
-                return psutil.Process(c.pid)
+    for _ in range(3):  # listing every socket races with processes coming and going: retry
+        with contextlib.suppress(psutil.Error, OSError):
+            for c in psutil.net_connections(kind="tcp"):
+                if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+                    return psutil.Process(c.pid)
+            return None
     return None
 
 
