@@ -71,7 +71,8 @@ def test_watch_under_bench_load(llama: LlamaServer, tmp_path: Path) -> None:
         assert 0 < f.live.mbu.value <= 1, f.live.mbu
     # The bench's own step rate over the same windows, from its token timestamps (one token
     # per stream per step; same monotonic clock as the scrapes), so a stall counts in both.
-    origin_s = summary["clock"]["origin_ns"] / 1e9
+    assert summary.clock is not None
+    origin_s = summary.clock["origin_ns"] / 1e9
     events = sorted(
         origin_s + ns / 1e9
         for line in (tmp_path / "b" / "records.jsonl").read_text().splitlines()
@@ -85,7 +86,9 @@ def test_watch_under_bench_load(llama: LlamaServer, tmp_path: Path) -> None:
         n = bisect.bisect_right(events, t1) - bisect.bisect_right(events, t0)
         ratios.append(f.live.steps_per_s.value / (n / 2 / f.live.window_s))
     ratio = statistics.median(ratios)
-    tpot_rate = 1 / summary["levels"][0]["tpot_s"]["p50"]
+    tpot_p50 = summary.levels[0].tpot_s.p50
+    assert tpot_p50 is not None
+    tpot_rate = 1 / tpot_p50
     watch_rate = statistics.median(f.live.steps_per_s.value or 0 for f in steady if f.live)
     mbu = statistics.median(f.live.mbu.value or 0 for f in steady if f.live)
     print(
