@@ -49,7 +49,7 @@ def main() -> None:
     n = len(arr)
     print(
         f"{n} requests over {a.hours:g} h at {a.rate:g}/s; {res.steps} engine steps; "
-        f"TPOT p50 {lv['tpot_s']['p50'] * 1e3:.2f} ms, gap max {lv['gap_s']['max'] * 1e3:.1f} ms"
+        f"TPOT p50 {(lv.tpot_s.p50 or 0) * 1e3:.2f} ms, gap max {(lv.gap_s.max or 0) * 1e3:.1f} ms"
     )
     print(f"{'phase':<12}{'seconds':>9}{'requests/s':>12}")
     for name, dt in (

@@ -16,6 +16,7 @@ from inferlab.sim.steptime import FittedStepTime, RooflineStepTime
 from inferlab.sim.workload import Arrival, Lengths, open_loop
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import get_hardware
+from inferlab.summary import RunSummary
 
 SWEEP = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
 
@@ -154,7 +155,7 @@ def test_deterministic_with_a_seed(card_model: RooflineStepTime) -> None:
 
 def test_calibrated_on_two_levels_predicts_the_others_within_15_percent() -> None:
     summary = json.loads(SWEEP.read_text())
-    model = fit_from_summary(summary, ["c=1", "c=16"])
+    model = fit_from_summary(RunSummary.from_json(summary), ["c=1", "c=16"])
     w = summary["workload"]
     for lv in summary["levels"]:
         if lv["label"] in ("c=1", "c=16"):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
+from typing import Any
 
 from inferlab.commands.common import RATE
 from inferlab.commands.simulate import add_sim_args, build_model, build_policy
 from inferlab.errors import InferlabError
+from inferlab.jsonio import dumps
 from inferlab.units import parse_time
 
 
@@ -77,24 +78,10 @@ def run(args: argparse.Namespace) -> int:
     d = plan_json(plan, args.rate, slo)
     d["step_time"] = desc
     if args.json:
-        print(json.dumps(d, indent=2))
+        print(dumps(d))
         return 0
     if args.explain:
-        print(f"step time: {desc}")
-        print(
-            f"policy: {policy.name}, max batch {policy.max_batch}, chunk {policy.chunk_tokens}, "
-            f"KV capacity {policy.kv_capacity_tokens} tokens"
-        )
-        print("each rate below is one simulation of a Poisson load:")
-        print("\n".join(lines))
-        print(
-            f"highest rate within the SLO: {plan.max_rate_per_s:.3g} req/s per replica; "
-            f"above it the binding constraint is {plan.binding}"
-        )
-        print(
-            f"replicas = ceil({args.rate:g} / {plan.max_rate_per_s:.3g}) = {plan.replicas}; "
-            f"GPUs = {plan.replicas} x TP {args.tp} = {plan.gpus}"
-        )
+        print_explain(args, desc, policy, plan, lines)
     print(
         f"one replica (TP {args.tp}) sustains {plan.max_rate_per_s:.3g} req/s within the SLO "
         f"(binding: {plan.binding})"
@@ -106,3 +93,24 @@ def run(args: argparse.Namespace) -> int:
             f"${args.gpu_hour:g}/GPU-hour"
         )
     return 0
+
+
+def print_explain(
+    args: argparse.Namespace, desc: dict[str, Any], policy: Any, plan: Any, lines: list[str]
+) -> None:
+    """The chain of reasoning: step time, policy, every rate tried, the replica count."""
+    print(f"step time: {desc}")
+    print(
+        f"policy: {policy.name}, max batch {policy.max_batch}, chunk {policy.chunk_tokens}, "
+        f"KV capacity {policy.kv_capacity_tokens} tokens"
+    )
+    print("each rate below is one simulation of a Poisson load:")
+    print("\n".join(lines))
+    print(
+        f"highest rate within the SLO: {plan.max_rate_per_s:.3g} req/s per replica; "
+        f"above it the binding constraint is {plan.binding}"
+    )
+    print(
+        f"replicas = ceil({args.rate:g} / {plan.max_rate_per_s:.3g}) = {plan.replicas}; "
+        f"GPUs = {plan.replicas} x TP {args.tp} = {plan.gpus}"
+    )

@@ -6,6 +6,7 @@ import argparse
 import random
 import sys
 import time
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -108,11 +109,12 @@ def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any
 
 
 def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Any:
+    from inferlab.physics.capacity import capacity
     from inferlab.sim.engine import Policy
 
     cap = args.kv_capacity
     if cap is None and cost is not None and hw is not None and hw.memory_bytes > 0:
-        cap = hw.memory_bytes - cost.weight_bytes_resident
+        cap = capacity(cost, hw, context=0).free_for_kv_bytes  # memory - weights
         if cap <= 0:
             raise InferlabError("the weights do not fit in memory: add --tp or state --memory")
     tokens = None
@@ -184,18 +186,23 @@ def run(args: argparse.Namespace) -> int:
         },
     }
     summary = build_summary(res, label, kind, value, records, config, ["inferlab", *sys.argv[1:]])
-    print_result(summary, res, records, wall)
+    # --json: stdout holds the JSON alone; the text result goes to stderr.
+    with redirect_stdout(sys.stderr) if args.json else nullcontext():
+        print_result(summary, res, records, wall)
     if args.out:
-        import json
+        from inferlab.jsonio import write_json
 
         args.out.mkdir(parents=True, exist_ok=True)
         write_records(args.out / "records.jsonl", records)
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-        print(f"results: {args.out}/ (records.jsonl, summary.json); `inferlab report {args.out}`")
+        write_json(args.out / "summary.json", summary)
+        print(
+            f"results: {args.out}/ (records.jsonl, summary.json); `inferlab report {args.out}`",
+            file=sys.stderr if args.json else sys.stdout,
+        )
     if args.json:
-        import json
+        from inferlab.jsonio import dumps
 
-        print(json.dumps(summary, indent=2, default=str))
+        print(dumps(summary))
     return 0
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from inferlab import __version__
-from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.metrics.level import summarize_level
+from inferlab.records import RecordWriter, RequestRecord
 from inferlab.sim.engine import SimResult
 
 NS = 1_000_000_000
@@ -56,7 +56,7 @@ def build_summary(
     command: list[str],
     stall_factor: float = 5.0,
 ) -> dict[str, Any]:
-    level = summarize_level(label, kind, value, records, stall_factor)
+    level = summarize_level(label, kind, value, records, stall_factor).to_json()
     level["preemptions"] = result.preemptions
     level["steps"] = result.steps
     level["client"] = {
