@@ -159,6 +159,27 @@ class ClientStats(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerLevel(JsonRecord):
+    """One load worker's part of a level (bench --workers / --ray)."""
+
+    worker: int
+    host: str | None
+    pid: int | None
+    requests_assigned: int
+    requests_completed: int
+    cpu_s: float | None  # that worker's process CPU during its share
+    cpu_fraction: float | None  # of one core
+    loop_lag_p99_s: float | None
+    loop_lag_max_s: float | None
+    clock_offset_ns: int  # worker clock - driver clock, estimated at the start
+    clock_uncertainty_ns: int  # half the best ping round trip
+    lost: str | None  # why the worker was lost mid-level, if it was
+    lost_in_flight: int  # its requests in flight then, recorded as failed
+    not_started: int  # its requests never sent
+    error: str | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FloorComparison(JsonRecord):
     """A level measured against the floor (flattened into the level's JSON)."""
 
@@ -215,6 +236,7 @@ class LevelSummary(JsonRecord):
     injected_requests: int | None = optional()  # simulated
     interrupted: bool | None = optional()  # measured
     comparison: FloorComparison | None = flat(FloorComparison)
+    workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
     rest: dict[str, Any] = rest()
 
     @property

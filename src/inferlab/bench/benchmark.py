@@ -19,6 +19,14 @@ import aiohttp
 
 from inferlab import __version__
 from inferlab.bench.client import Endpoint, make_connector
+from inferlab.bench.clock import ClockOffset, ClockReport
+from inferlab.bench.fleet import (
+    Fleet,
+    WorkerOptions,
+    clock_warnings,
+    fleet_client_stats,
+    worker_levels,
+)
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, lag_p99_s, run_level
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
@@ -71,6 +79,7 @@ class BenchConfig:
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the demo's server/probe facts
+    workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
 
 
 @dataclass(slots=True)
@@ -98,17 +107,25 @@ def floor_block(floor: Floor | None) -> FloorBlock | None:
     )
 
 
-def _level_block(cfg: BenchConfig, run: LevelRun) -> tuple[LevelSummary, list[RunWarning]]:
-    lv = run.level
-    s = summarize_level(lv.label, lv.kind, lv.value, run.records, cfg.stall_factor)
-    client = ClientStats(
+def _client_stats(run: LevelRun) -> ClientStats:
+    return ClientStats(
         cpu_s=run.client_cpu_s,
         wall_s=run.wall_s,
         cpu_fraction=run.client_cpu_s / run.wall_s if run.wall_s else 0.0,
         loop_lag_p99_s=lag_p99_s(run.loop_lag_s),
         loop_lag_max_s=max(run.loop_lag_s, default=0.0),
     )
+
+
+def _level_block(
+    cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None
+) -> tuple[LevelSummary, list[RunWarning]]:
+    lv = run.level
+    s = summarize_level(lv.label, lv.kind, lv.value, run.records, cfg.stall_factor)
+    client = fleet_client_stats(run) if run.workers else _client_stats(run)
     s = dataclasses.replace(s, client=client, interrupted=run.interrupted)
+    if run.workers and offsets:
+        s = dataclasses.replace(s, workers=worker_levels(run, offsets))
     ceiling = None
     if cfg.floor is not None:
         fl = cfg.floor
@@ -132,6 +149,8 @@ class RunState:
     runs: list[LevelRun] = field(default_factory=list)
     warnings: list[RunWarning] = field(default_factory=list)
     interrupted: bool = False
+    fleet: Fleet | None = None  # bench --workers / --ray
+    clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
 
 
 def _workload(cfg: BenchConfig) -> Workload:
@@ -153,7 +172,7 @@ def build_summary(state: RunState) -> RunSummary:
     cfg, info = state.cfg, state.info
     levels, warns = [], list(state.warnings)
     for run in state.runs:
-        s, w = _level_block(cfg, run)
+        s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None)
         levels.append(s)
         warns.extend(w)
     return RunSummary(
@@ -161,11 +180,7 @@ def build_summary(state: RunState) -> RunSummary:
         tool=f"inferlab {__version__}",
         command=tuple(cfg.command),
         started_at_unix_s=state.started_at_unix_s,
-        clock={
-            "source": "time.perf_counter_ns (monotonic)",
-            "origin_ns": state.t0_ns,
-            "note": "record times are ns after origin_ns",
-        },
+        clock=_clock_block(state),
         interrupted=state.interrupted,
         server=ServerBlock(
             url=cfg.url,
@@ -184,6 +199,22 @@ def build_summary(state: RunState) -> RunSummary:
         levels=tuple(levels),
         warnings=tuple(warns),
     )
+
+
+def _clock_block(state: RunState) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "source": "time.perf_counter_ns (monotonic)",
+        "origin_ns": state.t0_ns,
+        "note": "record times are ns after origin_ns",
+    }
+    if state.fleet is not None:
+        block["workers"] = state.cfg.workers.to_json()
+        block["worker_offsets"] = [c.to_json() for c in state.clocks]
+        block["note"] += (
+            "; each worker stamps on its own monotonic clock, placed on the driver's axis by "
+            "the offset estimated at the start (worker_offsets)"
+        )
+    return block
 
 
 def write_summary(path: Path, summary: RunSummary) -> None:
@@ -225,7 +256,10 @@ async def _run_one_level(
     hooks.level_start(level, n)
     run = LevelRun(level)
     state.runs.append(run)
-    await run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+    if state.fleet is not None:
+        await state.fleet.run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+    else:
+        await run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
     return n
 
 
@@ -260,6 +294,8 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         )
         next_id = 0
         try:
+            if cfg.workers.enabled:
+                state.fleet = await Fleet.open(cfg.workers)
             for level in cfg.levels:
                 next_id += await _run_one_level(ctx, state, level, next_id, hooks)
                 summary = build_summary(state)
@@ -271,6 +307,9 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
             state.warnings.append(warning("interrupted", "run", "error", msg))
             raise
         finally:
+            if state.fleet is not None:
+                state.clocks = await state.fleet.close()
+                state.warnings.extend(clock_warnings(state.clocks))
             writer.close()
             summary = build_summary(state)
             write_summary(summary_path, summary)

@@ -20,9 +20,9 @@ from typing import Any
 
 from inferlab.bench.clock import ClockOffset, ClockReport, estimate_offset
 from inferlab.bench.pool import Pool, WorkerLost
-from inferlab.bench.records import RequestRecord
-from inferlab.bench.worker import Message, Share, WorkerJob, WorkerStats
+from inferlab.bench.worker import Share, WorkerJob, WorkerStats
 from inferlab.bench.workload import Prompt
+from inferlab.records import RequestRecord
 
 START_DELAY_NS = 300_000_000  # time for every worker to receive its job before the shared start
 DRAIN_AFTER_CANCEL_S = 10.0
@@ -59,7 +59,12 @@ def split_counts(total: int, parts: int) -> list[int]:
 
 
 def split_level(
-    kind: str, value: float, label: str, prompts: list[Prompt], warmup: int, first_id: int,
+    kind: str,
+    value: float,
+    label: str,
+    prompts: list[Prompt],
+    warmup: int,
+    first_id: int,
     workers: int,
 ) -> list[Share]:
     """This level's shares: streams (or rate) and requests divided among the workers."""
@@ -93,7 +98,9 @@ class _Tracker:
         self.done = [set() for _ in self.shares]
 
 
-def _lost_record(share: Share, request_id: int, max_tokens: int, prompt_tokens: int, why: str) -> RequestRecord:
+def _lost_record(
+    share: Share, request_id: int, max_tokens: int, prompt_tokens: int, why: str
+) -> RequestRecord:
     i = request_id - share.first_id
     return RequestRecord(
         request_id=request_id,
@@ -109,7 +116,9 @@ def _lost_record(share: Share, request_id: int, max_tokens: int, prompt_tokens: 
 class LevelDriver:
     """Runs one level on a pool and hands every record to `sink` as it arrives."""
 
-    def __init__(self, pool: Pool, offsets: list[ClockOffset], sink: Callable[[RequestRecord], None]) -> None:
+    def __init__(
+        self, pool: Pool, offsets: list[ClockOffset], sink: Callable[[RequestRecord], None]
+    ) -> None:
         self.pool, self.offsets, self.sink = pool, offsets, sink
 
     def jobs(self, base: WorkerJob, shares: list[Share], t0_ns: int) -> list[WorkerJob]:
@@ -120,9 +129,14 @@ class LevelDriver:
             off = self.offsets[s.worker]
             out.append(
                 WorkerJob(
-                    base.endpoint, s, base.max_tokens, base.prompt_tokens,
-                    base.seed + 7919 * s.worker, base.max_in_flight,
-                    off.to_worker(t0_ns), off.to_worker(start),
+                    base.endpoint,
+                    s,
+                    base.max_tokens,
+                    base.prompt_tokens,
+                    base.seed + 7919 * s.worker,
+                    base.max_in_flight,
+                    off.to_worker(t0_ns),
+                    off.to_worker(start),
                 )
             )
         return out
@@ -148,7 +162,14 @@ class LevelDriver:
             raise
         return outcomes
 
-    async def _drain(self, jobs: list[WorkerJob], inbox: asyncio.Queue[tuple[int, Any]], track: _Tracker, outcomes: list[WorkerOutcome], live: int) -> None:
+    async def _drain(
+        self,
+        jobs: list[WorkerJob],
+        inbox: asyncio.Queue[tuple[int, Any]],
+        track: _Tracker,
+        outcomes: list[WorkerOutcome],
+        live: int,
+    ) -> None:
         """After Ctrl-C: keep what the workers still ship, for a bounded while."""
         deadline = time.monotonic() + DRAIN_AFTER_CANCEL_S
         while live and time.monotonic() < deadline:
@@ -158,7 +179,9 @@ class LevelDriver:
                 return
             live -= self._handle(jobs[w], item, track, outcomes[w])
 
-    def _pump(self, job: WorkerJob, loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[tuple[int, Any]]) -> None:
+    def _pump(
+        self, job: WorkerJob, loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[tuple[int, Any]]
+    ) -> None:
         """A thread per worker: its stream of batches into the driver's loop."""
         w = job.share.worker
 
@@ -200,7 +223,9 @@ class LevelDriver:
         elif kind == "error":
             out.error = str(value)
 
-    def _fail_in_flight(self, job: WorkerJob, why: str, track: _Tracker, out: WorkerOutcome) -> None:
+    def _fail_in_flight(
+        self, job: WorkerJob, why: str, track: _Tracker, out: WorkerOutcome
+    ) -> None:
         w, share = job.share.worker, job.share
         out.lost = why
         for rid in sorted(track.in_flight[w]):

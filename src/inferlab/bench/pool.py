@@ -10,6 +10,7 @@ cancel, so completed records still reach the driver.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import signal
 import time
@@ -18,7 +19,6 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from inferlab.bench.worker import Message, WorkerHost, WorkerJob
-from inferlab.errors import InferlabError
 
 STARTUP_TIMEOUT_S = 120.0
 # A worker that says nothing for this long while it has requests out is presumed lost.
@@ -105,89 +105,16 @@ class ProcessPool:
             yield batch
 
     def cancel(self, worker: int) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # already gone
             self._conns[worker].send(("cancel", None))
-        except (OSError, ValueError):
-            pass  # already gone
 
     def close(self) -> None:
         for conn in self._conns:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 conn.send(("stop", None))
-            except (OSError, ValueError):
-                pass
         deadline = time.monotonic() + 5.0
         for p in self._procs:
             p.join(timeout=max(0.0, deadline - time.monotonic()))
             if p.is_alive():
                 p.kill()
                 p.join(timeout=2.0)
-
-
-class RayPool:
-    """N Ray actors, spread across the cluster's nodes."""
-
-    def __init__(self, size: int, address: str) -> None:
-        ray = _import_ray()
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
-            if address != "auto" or _ray_address_env():
-                kwargs["address"] = address if address != "auto" else None
-            ray.init(**kwargs)
-        actor_cls = ray.remote(num_cpus=0, max_concurrency=2)(WorkerHost)
-        self._ray = ray
-        self.size = size
-        self._actors = [
-            actor_cls.options(scheduling_strategy="SPREAD", max_restarts=0).remote()
-            for _ in range(size)
-        ]
-
-    def ping(self, worker: int) -> int:
-        try:
-            value: int = self._ray.get(self._actors[worker].ping.remote(), timeout=STARTUP_TIMEOUT_S)
-        except self._ray.exceptions.RayError as e:
-            raise WorkerLost(f"Ray actor {worker}: {type(e).__name__}") from e
-        return value
-
-    def stream(self, worker: int, job: WorkerJob) -> Iterator[list[Message]]:
-        ray = self._ray
-        gen = self._actors[worker].run.options(num_returns="streaming").remote(job)
-        try:
-            for ref in gen:
-                yield ray.get(ref, timeout=SILENCE_LIMIT_S)
-        except ray.exceptions.RayError as e:
-            raise WorkerLost(f"Ray actor lost ({type(e).__name__})") from e
-
-    def cancel(self, worker: int) -> None:
-        try:
-            self._actors[worker].cancel.remote()
-        except self._ray.exceptions.RayError:
-            pass
-
-    def kill(self, worker: int) -> None:
-        """For failure tests: what losing a node does to one actor."""
-        self._ray.kill(self._actors[worker], no_restart=True)
-
-    def close(self) -> None:
-        for actor in self._actors:
-            try:
-                self._ray.kill(actor, no_restart=True)
-            except self._ray.exceptions.RayError:
-                pass
-
-
-def _ray_address_env() -> bool:
-    import os
-
-    return bool(os.environ.get("RAY_ADDRESS"))
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as e:
-        raise InferlabError(
-            "--ray needs Ray: install the extra (uv run --extra ray inferlab bench ..., "
-            "or pip install 'inferlab[ray]')"
-        ) from e
-    return ray

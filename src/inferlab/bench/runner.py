@@ -13,6 +13,7 @@ import statistics
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -25,9 +26,12 @@ from inferlab.records import RecordWriter, RequestRecord
 class Level:
     kind: str  # "concurrency" or "rate"
     value: float  # streams, or requests per second
+    name: str = ""  # a worker's share keeps the whole level's label
 
     @property
     def label(self) -> str:
+        if self.name:
+            return self.name
         return f"c={int(self.value)}" if self.kind == "concurrency" else f"rate={self.value:g}/s"
 
 
@@ -39,6 +43,7 @@ class LevelRun:
     client_cpu_s: float = 0.0
     loop_lag_s: list[float] = field(default_factory=list)
     interrupted: bool = False
+    workers: list[Any] = field(default_factory=list)  # drive.WorkerOutcome, when several ran it
 
 
 class _LagMonitor:
@@ -77,6 +82,7 @@ class LevelContext:
     seed: int = 0
     max_in_flight: int = 1024  # the connection pool's size: more would queue unseen
     root_url: str = ""
+    on_start: Callable[[int], None] | None = None  # a request id was sent (workers report it)
 
 
 async def run_level(
@@ -108,6 +114,8 @@ async def run_level(
         )
         in_flight += 1
         rec.in_flight_at_send = in_flight
+        if ctx.on_start is not None:
+            ctx.on_start(rec.request_id)
         try:
             await stream_request(ctx.session, ctx.endpoint, rec, prompts[i].text, ctx.t0_ns)
         finally:

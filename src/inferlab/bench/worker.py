@@ -84,7 +84,6 @@ class _Forward:
         self.out, self.share, self.host = out, share, host
 
     def write(self, rec: Any) -> None:
-        rec.level = self.share.level_label
         rec.worker = self.share.worker
         rec.host = self.host
         self.out.put(("record", rec.to_json()))
@@ -139,52 +138,49 @@ class WorkerHost:
         import aiohttp
 
         from inferlab.bench.client import make_connector
-        from inferlab.bench.runner import Level, LevelRun, lag_p99_s, run_level
+        from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
 
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
         share = job.share
-        run = LevelRun(Level(share.kind, share.value))
+        run = LevelRun(Level(share.kind, share.value, share.level_label))
         cpu0 = time.process_time()
         delay_s = (job.start_ns - time.perf_counter_ns()) / 1e9
         if delay_s > 0:
-            await asyncio.sleep(min(delay_s, 60.0))  # bounded: the driver asks for ~0.5 s
+            await asyncio.sleep(min(delay_s, 60.0))  # bounded: the driver asks for ~0.3 s
         connector = make_connector(job.max_in_flight)
         async with aiohttp.ClientSession(connector=connector, read_bufsize=1 << 20) as session:
+            ctx = LevelContext(
+                session,
+                job.endpoint,
+                _Forward(out, share, self.host),  # type: ignore[arg-type]
+                job.t0_ns,
+                job.max_tokens,
+                job.prompt_tokens,
+                seed=job.seed,
+                max_in_flight=job.max_in_flight,
+                on_start=lambda rid: out.put(("started", rid)),
+            )
             try:
                 if not self._cancel.is_set():
-                    await run_level(
-                        session,
-                        job.endpoint,
-                        run,
-                        list(share.prompts),
-                        share.warmup,
-                        job.max_tokens,
-                        job.prompt_tokens,
-                        _Forward(out, share, self.host),  # type: ignore[arg-type]
-                        job.t0_ns,
-                        share.first_id,
-                        on_start=lambda rid: out.put(("started", rid)),
-                        seed=job.seed,
-                        max_in_flight=job.max_in_flight,
-                    )
+                    await run_level(ctx, run, list(share.prompts), share.warmup, share.first_id)
             except asyncio.CancelledError:
                 pass  # cancelled by the driver: what completed was already shipped
+        out.put(("stats", self._stats(share, run, time.process_time() - cpu0)))
+
+    def _stats(self, share: Share, run: Any, cpu_s: float) -> WorkerStats:
+        from inferlab.bench.runner import lag_p99_s
+
         lags = run.loop_lag_s
-        out.put(
-            (
-                "stats",
-                WorkerStats(
-                    share.worker,
-                    self.host,
-                    os.getpid(),
-                    time.process_time() - cpu0,
-                    run.wall_s,
-                    lag_p99_s(lags),
-                    max(lags, default=0.0),
-                    len(run.records),
-                ),
-            )
+        return WorkerStats(
+            share.worker,
+            self.host,
+            os.getpid(),
+            cpu_s,
+            run.wall_s,
+            lag_p99_s(lags),
+            max(lags, default=0.0),
+            len(run.records),
         )
 
 

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from inferlab.summary import RunSummary, RunWarning
 
 
+MAX_WORKERS = 1024
+
+
 def add_bench_args(p: argparse.ArgumentParser) -> None:
     """Load and workload flags, shared with `demo`."""
     p.add_argument("--concurrency", type=int_list, help="closed-loop levels (1,2,4,...,64)")
@@ -71,6 +74,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--no-force-length",
         action="store_true",
         help="do not send ignore_eos/min_tokens (strict OpenAI servers)",
+    )
+    g = p.add_argument_group("load workers (default: this one process)")
+    g.add_argument(
+        "--workers",
+        type=workers_arg,
+        default=1,
+        help="worker processes sharing the load (N or auto: sized from the measured ingest "
+        "rate and the expected token rate)",
+    )
+    g.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run the workers as Ray actors: auto (RAY_ADDRESS's cluster, else a local one) "
+        "or ray://head:10001; needs the ray extra",
     )
     add_bench_args(p)
     g = p.add_argument_group("floor to compare against")
@@ -122,6 +139,39 @@ def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
 
 
+def workers_arg(text: str) -> int:
+    """--workers: a positive count, or auto (0 here, resolved once the levels are known)."""
+    if text == "auto":
+        return 0
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of workers or auto") from None
+    if not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 to {MAX_WORKERS} workers, or auto")
+    return n
+
+
+def worker_options(args: argparse.Namespace, levels: list[Any], floor: Any) -> Any:
+    """--workers / --ray as WorkerOptions; auto measured here (printed to stderr)."""
+    from inferlab.bench.autosize import auto_workers, expected_tokens_per_s, ingest_events_per_cpu_s
+    from inferlab.bench.fleet import WorkerOptions
+
+    count = args.workers
+    if count == 0:
+        expected = expected_tokens_per_s(levels, args.output_tokens, floor)
+        ingest = ingest_events_per_cpu_s()
+        count = auto_workers(expected, ingest)
+        print(
+            f"--workers auto: {count} (expected <= {expected:,.0f} tok/s; one worker ingests "
+            f"~{ingest:,.0f} events per CPU-second here)",
+            file=sys.stderr,
+        )
+    if args.ray is not None and args.workers == 1:
+        count = 2  # --ray alone: two actors, spread over the cluster's nodes
+    return WorkerOptions(count, args.ray)
+
+
 def strict_failures(summary: RunSummary) -> list[RunWarning]:
     return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
@@ -131,10 +181,12 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.bench.sweep import execute
 
     check_sizes(args)
+    levels = levels_from(args, [1, 2, 4, 8, 16, 32, 64])
+    floor = resolve_floor(args)
     cfg = BenchConfig(
         url=args.url,
         model=args.model,
-        levels=levels_from(args, [1, 2, 4, 8, 16, 32, 64]),
+        levels=levels,
         requests_per_level=args.requests_per_level,
         warmup=args.warmup,
         prompt_tokens=args.prompt_tokens,
@@ -147,8 +199,9 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_connections=args.max_connections,
         out_dir=args.out or default_out(),
-        floor=resolve_floor(args),
+        floor=floor,
         command=["inferlab", *sys.argv[1:]],
+        workers=worker_options(args, levels, floor),
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
