@@ -110,6 +110,7 @@ def _lost_record(
         max_tokens=max_tokens,
         prompt_sha1=share.prompts[i].sha1,
         error=f"worker_lost: worker {share.worker}: {why}",
+        worker=share.worker,
     )
 
 

@@ -24,6 +24,7 @@ from inferlab.bench.worker import Message, WorkerHost, WorkerJob
 from inferlab.errors import InferlabError
 
 CLUSTER_START_S = 300.0  # `ray start` on a busy 2-core machine took 43 s here
+CLUSTER_START_TRIES = 3
 
 
 class RayPool:
@@ -88,21 +89,26 @@ class LocalCluster:
     def __init__(self) -> None:
         self.port = _free_port()
         self._ray_bin = _ray_binary()
-        cmd = [
-            self._ray_bin,
-            "start",
-            "--head",
-            f"--port={self.port}",
-            f"--dashboard-agent-grpc-port={_free_port()}",
-            f"--metrics-export-port={_free_port()}",
-            f"--num-cpus={os.cpu_count() or 1}",
-            "--include-dashboard=false",
-            "--disable-usage-stats",
-        ]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=CLUSTER_START_S)
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
-            raise InferlabError(f"could not start a local Ray cluster: {' '.join(tail)}")
+        ports = (
+            "--dashboard-agent-grpc-port",
+            "--dashboard-agent-listen-port",
+            "--metrics-export-port",
+            "--runtime-env-agent-port",
+        )
+        cmd = [self._ray_bin, "start", "--head", f"--port={self.port}"]
+        cmd += [f"{flag}={_free_port()}" for flag in ports]
+        cmd += [f"--num-cpus={os.cpu_count() or 1}", "--include-dashboard=false"]
+        cmd += ["--disable-usage-stats"]
+        for _ in range(CLUSTER_START_TRIES):
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=CLUSTER_START_S)
+            if done.returncode == 0:
+                return
+            # A loaded machine can miss Ray's fixed 30 s startup deadline: stop and try again.
+            self.stop()
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
+        raise InferlabError(
+            f"could not start a local Ray cluster ({CLUSTER_START_TRIES} tries): {' '.join(tail)}"
+        )
 
     @property
     def address(self) -> str:
