@@ -30,6 +30,8 @@ CLUSTER_START_TRIES = 3
 class RayPool:
     """N Ray actors, spread across the cluster's nodes."""
 
+    latest: RayPool | None = None  # the last pool opened in this process (failure tests)
+
     def __init__(self, size: int, address: str) -> None:
         ray = _import_ray()
         self._ray = ray
@@ -42,6 +44,7 @@ class RayPool:
             actor_cls.options(scheduling_strategy="SPREAD", max_restarts=0).remote()
             for _ in range(size)
         ]
+        RayPool.latest = self
 
     def ping(self, worker: int) -> int:
         try:
