@@ -22,10 +22,6 @@ MAX_PARAMS = 7
 # path relative to src/inferlab :: function name -> why it may still break a rule.
 # Short on purpose: each entry is a debt with an owner.
 EXEMPT = {
-    "sim/engine.py::simulate": "helper 'sim' is rewriting the simulator (issue 9 item 2)",
-    "sim/output.py::build_summary": "helper 'sim' owns sim/output.py (issue 9 item 2)",
-    "sim/plan.py::plan_fleet": "helper 'sim' owns sim/plan.py (issue 9 item 2)",
-    "commands/simulate.py::run": "follows the simulator's new API (issue 9 item 2)",
     "testing/fake_server.py::make_app": "shared test double several helpers extend now",
     "testing/fake_server.py::completions": "shared test double several helpers extend now",
 }
@@ -39,6 +35,7 @@ FORBIDDEN = {
     "metrics": {"bench", "report", "sim", "commands", "engines"},
     "report": {"bench", "sim", "commands", "engines"},
     "sim": {"bench", "report", "commands", "engines"},
+    "drill": {"bench", "metrics", "report", "sim", "commands", "probe", "engines"},
 }
 THIRD_PARTY_FORBIDDEN = {"report": {"aiohttp"}}
 

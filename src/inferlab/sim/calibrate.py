@@ -17,9 +17,11 @@ import numpy as np
 
 from inferlab.errors import InferlabError
 from inferlab.metrics.level import summarize_level
-from inferlab.sim.engine import Policy, simulate
+from inferlab.sim.engine import simulate
 from inferlab.sim.output import to_records
-from inferlab.sim.steptime import FittedStepTime
+from inferlab.sim.scheduler import Policy
+from inferlab.sim.steptime import DecodeBatch, FittedStepTime
+from inferlab.sim.users import ClosedLoop
 from inferlab.summary import RunSummary
 
 LLAMA_CPP_BATCH_TOKENS = 2048
@@ -39,18 +41,9 @@ def closed_loop(
 
     Users start spread over one request's decode time under `pace` (default: the model).
     """
-    stagger = output * (pace or model).step_time_s([], [0] * users)
+    stagger = output * (pace or model).step_time_s([], DecodeBatch.of([0] * users))
     policy = Policy("continuous", max_batch or users, LLAMA_CPP_BATCH_TOKENS)
-    res = simulate(
-        [],
-        model,
-        policy,
-        users=users,
-        user_requests=requests_per_user,
-        user_output=output,
-        user_prompt=prompt,
-        user_stagger_s=stagger,
-    )
+    res = simulate([], model, policy, ClosedLoop(users, requests_per_user, prompt, output, stagger))
     lv = summarize_level("sim", "concurrency", users, to_records(res, "sim"))
     return float(lv.tpot_s.p50 or 0.0), float(lv.ttft_s.p50 or 0.0)
 
