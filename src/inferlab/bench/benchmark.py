@@ -6,7 +6,6 @@ after every level, so Ctrl-C or a crash keeps everything that finished.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import platform
 import sys
@@ -29,6 +28,7 @@ from inferlab.bench.fleet import (
 )
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, lag_p99_s, run_level
+from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts
 from inferlab.jsonio import write_json
@@ -219,16 +219,6 @@ def _clock_block(state: RunState) -> dict[str, Any]:
 
 def write_summary(path: Path, summary: RunSummary) -> None:
     write_json(path, summary)  # atomic: a crash never leaves half a summary
-
-
-def event_loop_runner() -> Any:
-    """asyncio.run, on uvloop where it is installed (less per-event overhead)."""
-    try:
-        import uvloop
-
-        return uvloop.run
-    except ImportError:
-        return asyncio.run
 
 
 def _warmup(cfg: BenchConfig, level: Level) -> int:

@@ -127,7 +127,7 @@ class WorkerHost:
         thread.join(timeout=5.0)
 
     def _thread_main(self, job: WorkerJob, out: queue.SimpleQueue[Message]) -> None:
-        from inferlab.bench.benchmark import event_loop_runner
+        from inferlab.bench.runner import event_loop_runner
 
         try:
             event_loop_runner()(self._share(job, out))
