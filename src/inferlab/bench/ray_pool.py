@@ -134,6 +134,7 @@ def _connect(ray: Any, address: str) -> LocalCluster | None:
         except ConnectionError:
             cluster = LocalCluster()
             target = cluster.address
+            os.environ.setdefault("RAY_AUTH_MODE", "token")  # `ray start` turned tokens on
     try:
         _init(ray, target)
     except Exception as e:
@@ -144,7 +145,14 @@ def _connect(ray: Any, address: str) -> LocalCluster | None:
 
 
 def _init(ray: Any, address: str | None) -> None:
-    """ray.init, keeping inferlab's SIGTERM handling (ray.init replaces the handler)."""
+    """ray.init, keeping inferlab's SIGTERM handling (ray.init replaces the handler).
+
+    Two defaults of Ray 2.5x are switched for a load generator: a driver started
+    by `uv run` would make every actor start through `uv run` in a copy of the
+    working directory (seen here: the actors died while starting), and a
+    cluster `ray start` made expects its auth token from the driver.
+    """
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     saved = signal.getsignal(signal.SIGTERM)
     ray.init(address=address, log_to_driver=False, configure_logging=False)
     if threading.current_thread() is threading.main_thread():
