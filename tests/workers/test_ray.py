@@ -6,6 +6,7 @@ Ray is in the dev group, so CI runs this on a one-node cluster the test starts
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from inferlab.bench.runner import Level
 from inferlab.records import RequestRecord, read_records
 from inferlab.testing.fake_server import running_fake_server
 
+# As inferlab does before it imports ray (bench/ray_pool.py): actors must not start via `uv run`.
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (uv sync installs it)")
 
 

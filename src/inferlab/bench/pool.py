@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from inferlab.bench.worker import Message, WorkerHost, WorkerJob
 
 STARTUP_TIMEOUT_S = 120.0
-# A worker that says nothing for this long while it has requests out is presumed lost.
-SILENCE_LIMIT_S = 900.0
+# Workers send a heartbeat every second; one silent for this long is presumed lost.
+SILENCE_LIMIT_S = 60.0
 
 
 class WorkerLost(Exception):

@@ -103,7 +103,9 @@ class LocalCluster:
         cmd += [f"--num-cpus={os.cpu_count() or 1}", "--include-dashboard=false"]
         cmd += ["--disable-usage-stats"]
         for _ in range(CLUSTER_START_TRIES):
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=CLUSTER_START_S)
+            done = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=CLUSTER_START_S, env=_cluster_env()
+            )
             if done.returncode == 0:
                 return
             # A loaded machine can miss Ray's fixed 30 s startup deadline: stop and try again.
@@ -123,6 +125,15 @@ class LocalCluster:
         )
 
 
+def _cluster_env() -> dict[str, str]:
+    """The run's own cluster speaks the driver's auth mode (read once, when ray is imported).
+
+    Ray 2.5x's `ray start` turns token auth on while a driver defaults to off; a
+    cluster that lives for one run and is stopped after it matches the driver.
+    """
+    return {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+
+
 def _connect(ray: Any, address: str) -> LocalCluster | None:
     """Join the named cluster, or RAY_ADDRESS's, or a running local one; else start one."""
     cluster = None
@@ -134,7 +145,6 @@ def _connect(ray: Any, address: str) -> LocalCluster | None:
         except ConnectionError:
             cluster = LocalCluster()
             target = cluster.address
-            os.environ.setdefault("RAY_AUTH_MODE", "token")  # `ray start` turned tokens on
     try:
         _init(ray, target)
     except Exception as e:
@@ -147,12 +157,8 @@ def _connect(ray: Any, address: str) -> LocalCluster | None:
 def _init(ray: Any, address: str | None) -> None:
     """ray.init, keeping inferlab's SIGTERM handling (ray.init replaces the handler).
 
-    Two defaults of Ray 2.5x are switched for a load generator: a driver started
-    by `uv run` would make every actor start through `uv run` in a copy of the
-    working directory (seen here: the actors died while starting), and a
-    cluster `ray start` made expects its auth token from the driver.
+    Ray's uv-run runtime env is switched off before ray is imported (_import_ray).
     """
-    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     saved = signal.getsignal(signal.SIGTERM)
     ray.init(address=address, log_to_driver=False, configure_logging=False)
     if threading.current_thread() is threading.main_thread():
@@ -175,6 +181,9 @@ def _ray_binary() -> str:
 
 
 def _import_ray() -> Any:
+    # Ray reads these when imported. A driver under `uv run` would otherwise make every
+    # actor start through `uv run` in a copy of the working directory (they died starting).
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     try:
         import ray
     except ImportError as e:
