@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from inferlab import __version__
-from inferlab.bench.client import Endpoint, make_connector
+from inferlab.bench.client import Endpoint, default_request_timeout_s, make_connector
 from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.bench.runner import Level, LevelRun, lag_p99_s, run_level
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
@@ -57,6 +57,8 @@ class BenchConfig:
     # Open connections at most (default: the highest concurrency, at least 64, plus a margin).
     # In rate mode a request beyond it waits in the client, recorded as queue delay.
     max_connections: int | None = None
+    # Per-request deadline (None: derived from the workload, see default_request_timeout_s).
+    request_timeout_s: float | None = None
     out_dir: Path = Path("results/run")
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
@@ -169,6 +171,7 @@ def build_summary(
             "force_length": cfg.force_length,
             "stall_factor": cfg.stall_factor,
             "seed": cfg.seed,
+            "request_timeout_s": request_timeout_s(cfg),
         },
         "floor": floor_block(cfg.floor),
         "client_host": {
@@ -180,6 +183,12 @@ def build_summary(
         "levels": levels,
         "warnings": warns,
     }
+
+
+def request_timeout_s(cfg: BenchConfig) -> float:
+    if cfg.request_timeout_s is not None:
+        return cfg.request_timeout_s
+    return default_request_timeout_s(cfg.prompt_tokens, cfg.output_tokens)
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
@@ -203,7 +212,6 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
-    writer = RecordWriter(records_path)
     started = time.time()
     t0_ns = time.perf_counter_ns()
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
@@ -218,7 +226,17 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
         info = await probe_server(session, cfg.url, headers)
         model = pick_model(info, cfg.model)
-        endpoint = Endpoint(info.base_url, model, cfg.api, cfg.api_key, cfg.force_length, info.kind)
+        endpoint = Endpoint(
+            info.base_url,
+            model,
+            cfg.api,
+            cfg.api_key,
+            cfg.force_length,
+            info.kind,
+            request_timeout_s(cfg),
+        )
+        # Opened only once the server answered: a refused run leaves no empty records file.
+        writer = RecordWriter(records_path)
         next_id = 0
         try:
             for level in cfg.levels:

@@ -13,15 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from inferlab.commands.bench import add_bench_args, default_out
+from inferlab.commands.common import whole
 from inferlab.errors import InferlabError
 from inferlab.report.console import ProgressHooks
+from inferlab.runfolder import claim_run_folder
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="probe, serve SmolLM2 locally, sweep, report (a few minutes)")
     p.add_argument("--quick", action="store_true", help="under 2 minutes: fewer levels and tokens")
     p.add_argument("--gguf", type=Path, help="serve this GGUF instead of the bundled SmolLM2")
-    p.add_argument("--threads", type=int, help="server threads (all cores but one)")
+    p.add_argument("--threads", type=whole(1, 4096), help="server threads (all cores but one)")
     add_bench_args(p)
     p.set_defaults(run=run, requests_per_level=None, output_tokens=None)
 
@@ -51,9 +53,23 @@ def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from inferlab.commands.bench import check_sizes
+
+    if args.rate:
+        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
+    if args.gguf is not None and not args.gguf.is_file():
+        raise InferlabError(f"--gguf {args.gguf}: no such file")
+    levels, requests, out_tokens = plan(args)
+    args.requests_per_level, args.output_tokens = requests, out_tokens
+    check_sizes(args)
+    with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
+        return _demo(args, levels, out)
+
+
+def _demo(args: argparse.Namespace, levels: list[int], out: Path) -> int:
     from inferlab.bench.benchmark import BenchConfig, Floor
     from inferlab.bench.runner import Level
-    from inferlab.commands.bench import check_sizes, execute
+    from inferlab.commands.bench import execute
     from inferlab.commands.report import render_run
     from inferlab.engines.bundled import smollm2_gguf_path
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
@@ -64,13 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.specs.model import resolve_model
     from inferlab.units import fmt_bandwidth, fmt_bytes
 
-    if args.rate:
-        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
-    levels, requests, out_tokens = plan(args)
-    args.requests_per_level, args.output_tokens = requests, out_tokens
-    check_sizes(args)
-    out = args.out or default_out()
-    out.mkdir(parents=True, exist_ok=True)
+    requests, out_tokens = args.requests_per_level, args.output_tokens
     cores = os.cpu_count() or 1
 
     print("1/4 probe: this machine's memory bandwidth and FLOPS ...", flush=True)
@@ -135,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
             stall_factor=args.stall_factor,
             lag_threshold_s=args.lag_threshold,
             seed=args.seed,
+            request_timeout_s=args.request_timeout,
             out_dir=out,
             floor=Floor(cost, hw),
             command=["inferlab", *sys.argv[1:]],

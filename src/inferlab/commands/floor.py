@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from inferlab.commands.common import (
+    FRACTION,
+    NONNEG,
+    NONNEG_INT,
+    POSITIVE,
+    POSITIVE_INT,
     TIME,
     add_hardware,
     add_model,
@@ -37,27 +43,39 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("floor", help="the decode floor: step time, tok/s, bound, prefill, MBU")
     add_model(p)
     add_hardware(p)
-    p.add_argument("--batch", type=int, default=1, help="sequences decoding together (1)")
-    p.add_argument("--context", type=int, default=0, help="tokens in each sequence's KV cache (0)")
-    p.add_argument("--prompt", type=int, help="prefill a prompt of this many tokens")
-    p.add_argument("--streams", type=int, help="streams decoding while the prompt prefills")
-    p.add_argument("--chunk", type=int, help="chunked prefill: tokens per chunk")
-    p.add_argument("--kernels", type=int, help="kernels launched per step (with --launch-time)")
+    p.add_argument("--batch", type=POSITIVE_INT, default=1, help="sequences decoding together (1)")
+    p.add_argument(
+        "--context", type=NONNEG_INT, default=0, help="tokens in each sequence's KV cache (0)"
+    )
+    p.add_argument("--prompt", type=POSITIVE_INT, help="prefill a prompt of this many tokens")
+    p.add_argument(
+        "--streams", type=POSITIVE_INT, help="streams decoding while the prompt prefills"
+    )
+    p.add_argument("--chunk", type=POSITIVE_INT, help="chunked prefill: tokens per chunk")
+    p.add_argument(
+        "--kernels", type=NONNEG_INT, help="kernels launched per step (with --launch-time)"
+    )
     p.add_argument("--launch-time", type=TIME, default=4e-6, help="CPU time per launch (4us)")
     p.add_argument("--overhead", type=TIME, help="fixed per-step overhead, e.g. 1.2ms")
     p.add_argument("--measured-step", type=TIME, help="measured step time / TPOT, e.g. 14ms")
-    p.add_argument("--target-tokens-per-s", type=float, help="a per-user rate you want to promise")
-    p.add_argument("--claimed-tokens-per-s", type=float, help="a per-user rate someone measured")
+    p.add_argument(
+        "--target-tokens-per-s", type=POSITIVE, help="a per-user rate you want to promise"
+    )
+    p.add_argument("--claimed-tokens-per-s", type=POSITIVE, help="a per-user rate someone measured")
     p.add_argument("--levers", action="store_true", help="rank what each lever does here")
-    p.add_argument("--draft-tokens", type=int, default=4, help="speculative decoding: k (4)")
-    p.add_argument("--acceptance", type=float, default=0.7, help="draft acceptance rate (0.7)")
+    p.add_argument(
+        "--draft-tokens", type=POSITIVE_INT, default=4, help="speculative decoding: k (4)"
+    )
+    p.add_argument("--acceptance", type=FRACTION, default=0.7, help="draft acceptance rate (0.7)")
     p.add_argument(
         "--draft-cost",
-        type=float,
+        type=NONNEG,
         default=0.05,
         help="a draft step as a fraction of a target step (0.05)",
     )
-    p.add_argument("--gpu-hour", type=float, help="$ per GPU-hour: price per million at this point")
+    p.add_argument(
+        "--gpu-hour", type=NONNEG, help="$ per GPU-hour: price per million at this point"
+    )
     add_output(p)
     p.set_defaults(run=run)
 
@@ -104,6 +122,7 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
         raise InferlabError("--batch must be >= 1 and --context >= 0")
     ovh = _overhead(args)
     p = decode_point(c, hw, args.batch, args.context, ovh)
+    check_step(p.step_time_s)
     p1 = decode_point(c, hw, 1, args.context, ovh)
     peak = hw.peak_flops(c.compute_dtype)
     ridge = ridge_point(peak, hw.bandwidth_bytes_per_s)
@@ -170,6 +189,14 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
     rows.append(
         ("ridge point", f"{ridge:.4g} FLOP/B; this step {p.step.intensity_flops_per_byte:.3g}")
     )
+    if not math.isfinite(peak):  # --json carries null for these: say why here
+        rows.append(
+            (
+                "peak FLOPS",
+                "not stated (--flops or --hardware): compute time counted as 0, "
+                "so peak, ridge and intensity are unknown (null in --json)",
+            )
+        )
     rows.append(
         ("compute-bound at", _cb_text(cb, args.context) + f"; without KV: {_cb_text(cb0, 0)}")
     )
@@ -362,6 +389,15 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
             for e in effects
         )
     return d, table(rows), explain
+
+
+def check_step(step_time_s: float) -> None:
+    """A zero or overflowing step cannot be divided into rates: say which inputs did it."""
+    if not (math.isfinite(step_time_s) and step_time_s > 0):
+        raise InferlabError(
+            f"the decode step comes out as {step_time_s:g} s: --weight-bytes (or --model), "
+            "--bandwidth and --flops must give a positive, finite step; state real figures"
+        )
 
 
 def _cb_text(batch: float | None, context: int) -> str:
