@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
-
-from inferlab.errors import InferlabError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,16 +47,11 @@ def render_run(out_dir: Path, summary: dict[str, Any]) -> Path:
 
 
 def load_summary(d: Path) -> dict[str, Any]:
-    path = d / "summary.json"
-    if not path.exists():
-        raise InferlabError(f"{d}: no summary.json here (is it a run folder from bench or demo?)")
-    try:
-        summary: dict[str, Any] = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise InferlabError(f"{path}: damaged JSON ({e.msg})") from e
-    if summary.get("schema_version") != 1:
-        raise InferlabError(f"{path}: schema_version {summary.get('schema_version')} is not 1")
-    return summary
+    """The run's summary, checked for shape; levels a killed run did not summarise are
+    rebuilt from its records (and say so in the warnings)."""
+    from inferlab.rundir import load_run
+
+    return load_run(d)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,251 @@
+"""Reading a run folder back: summary.json checked for shape, and what a killed run left.
+
+A run killed hard (kill -9, power) keeps every completed request in records.jsonl
+(one flushed line each) but its summary.json covers only the levels that finished,
+or is missing. `load_run` rebuilds the missing levels from the records, marks them
+interrupted, and says so in a warning, so a report of a partial run shows exactly
+the requests that completed and names what is missing (server and floor facts).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from inferlab.errors import InferlabError
+
+SCHEMA_VERSION = 1
+_STATS = ("ttft_s", "tpot_s", "e2e_s", "gap_s")
+_COUNTS = ("requests_ok", "requests_failed", "requests_early_stop", "stall_count")
+_RATES = ("output_tokens_per_s_total", "output_tokens_per_s_per_user")
+
+
+class SummaryShapeError(InferlabError):
+    """A summary.json that is not what bench, demo or simulate write."""
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _num_or_null(v: Any) -> bool:
+    return v is None or _is_num(v)
+
+
+def _level_problem(lv: Any) -> str | None:
+    if not isinstance(lv, dict):
+        return "a level is not an object"
+    if not isinstance(lv.get("label"), str):
+        return "a level has no text 'label'"
+    for k in _STATS:
+        st = lv.get(k)
+        if not isinstance(st, dict) or not all(_num_or_null(st.get(p)) for p in ("p50", "p99")):
+            return f"level {lv['label']}: '{k}' needs numbers p50 and p99"
+    for k in _COUNTS:
+        if not isinstance(lv.get(k), int) or isinstance(lv.get(k), bool) or lv[k] < 0:
+            return f"level {lv['label']}: '{k}' must be a count"
+    for k in _RATES:
+        if not _num_or_null(lv.get(k)):
+            return f"level {lv['label']}: '{k}' must be a number"
+    if lv.get("concurrency") is not None and not _is_num(lv["concurrency"]):
+        return f"level {lv['label']}: 'concurrency' must be a number"
+    for k in ("mbu", "achieved_bandwidth_bytes_per_s", "floor_batch"):
+        if not _num_or_null(lv.get(k)):
+            return f"level {lv['label']}: '{k}' must be a number"
+    return None
+
+
+def _floor_problem(fl: Any) -> str | None:
+    if fl is None:
+        return None
+    keys = ("weight_bytes_per_step", "kv_bytes_per_token", "bandwidth_bytes_per_s")
+    if not isinstance(fl, dict) or not all(_is_num(fl.get(k)) for k in keys):
+        return "'floor' needs weight_bytes_per_step, kv_bytes_per_token, bandwidth_bytes_per_s"
+    if not _num_or_null(fl.get("peak_flops_per_s")):
+        return "'floor.peak_flops_per_s' must be a number"
+    return None
+
+
+def shape_problem(s: Any) -> str | None:
+    """What is wrong with a parsed summary, or None when report and calibrate can read it."""
+    if not isinstance(s, dict):
+        return "not a JSON object"
+    if s.get("schema_version") != SCHEMA_VERSION:
+        return f"schema_version {s.get('schema_version')!r} is not {SCHEMA_VERSION}"
+    w = s.get("workload")
+    if not isinstance(w, dict) or not all(
+        isinstance(w.get(k), int) and not isinstance(w.get(k), bool) and w[k] >= 0
+        for k in ("prompt_tokens", "output_tokens")
+    ):
+        return "'workload' needs whole numbers prompt_tokens and output_tokens"
+    if not isinstance(s.get("levels"), list):
+        return "'levels' must be a list"
+    warns = s.get("warnings")
+    if not isinstance(warns, list) or not all(
+        isinstance(x, dict) and all(isinstance(x.get(k), str) for k in ("severity", "message"))
+        for x in warns
+    ):
+        return "'warnings' must be a list of {severity, message}"
+    if s.get("command") is not None and not (
+        isinstance(s["command"], list) and all(isinstance(c, str) for c in s["command"])
+    ):
+        return "'command' must be a list of strings"
+    for lv in s["levels"]:
+        problem = _level_problem(lv)
+        if problem:
+            return problem
+    return _floor_problem(s.get("floor"))
+
+
+def read_summary(path: Path) -> dict[str, Any]:
+    """summary.json parsed and checked; one line naming the file when it is not a summary."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise SummaryShapeError(f"{path}: not a text file (byte {e.start} is not UTF-8)") from e
+    except IsADirectoryError as e:
+        raise SummaryShapeError(f"{path}: is a folder, expected summary.json") from e
+    except OSError as e:
+        raise SummaryShapeError(f"{path}: cannot read ({e.strerror})") from e
+    try:
+        summary = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SummaryShapeError(f"{path}: damaged JSON ({e.msg} at line {e.lineno})") from e
+    except RecursionError as e:
+        raise SummaryShapeError(f"{path}: JSON nested too deeply") from e
+    problem = shape_problem(summary)
+    if problem:
+        raise SummaryShapeError(
+            f"{path}: not a summary written by inferlab bench/demo/simulate ({problem})"
+        )
+    result: dict[str, Any] = summary
+    return result
+
+
+_LABEL = re.compile(r"(c)=(\d+)|rate=([0-9.eE+-]+)/s")
+
+
+def _kind_value(label: str) -> tuple[str, float]:
+    m = _LABEL.fullmatch(label)
+    if m is None:
+        return "concurrency", 0.0
+    if m.group(1):
+        return "concurrency", float(m.group(2))
+    return "rate", float(m.group(3))
+
+
+_INT_FIELDS = ("request_id", "prompt_tokens_target", "max_tokens", "send_ns", "end_ns")
+
+
+def _record_problem(d: Any) -> str | None:
+    if not isinstance(d, dict):
+        return "not a JSON object"
+    for k in ("level", "phase"):
+        if not isinstance(d.get(k), str):
+            return f"'{k}' must be text"
+    for k in _INT_FIELDS:
+        if not isinstance(d.get(k), int) or isinstance(d.get(k), bool):
+            return f"'{k}' must be a whole number"
+    ev, tok = d.get("event_ns", []), d.get("event_tokens", [])
+    if not (isinstance(ev, list) and isinstance(tok, list) and len(ev) == len(tok)):
+        return "'event_ns' and 'event_tokens' must be lists of the same length"
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in ev + tok):
+        return "'event_ns' and 'event_tokens' must hold whole numbers"
+    for k in ("error", "finish_reason"):
+        if d.get(k) is not None and not isinstance(d[k], str):
+            return f"'{k}' must be text or null"
+    for k in ("http_status", "prompt_tokens", "completion_tokens", "cached_prompt_tokens"):
+        if d.get(k) is not None and (not isinstance(d[k], int) or isinstance(d[k], bool)):
+            return f"'{k}' must be a whole number or null"
+    return None
+
+
+def read_run_records(path: Path) -> tuple[list[Any], bool]:
+    """Records checked line by line; a torn LAST line (killed mid-write) is skipped and
+    reported (second value True); a bad line anywhere else is refused, naming the line."""
+    from inferlab.bench.records import RequestRecord
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise SummaryShapeError(f"{path}: not a text file (byte {e.start} is not UTF-8)") from e
+    except OSError as e:
+        raise SummaryShapeError(f"{path}: cannot read ({e.strerror})") from e
+    numbered = [(i, ln) for i, ln in enumerate(lines, 1) if ln.strip()]
+    out, torn = [], False
+    for n, (i, line) in enumerate(numbered):
+        try:
+            d = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as e:
+            if n == len(numbered) - 1:
+                torn = True  # the write a hard kill interrupted
+                break
+            raise SummaryShapeError(f"{path}:{i}: damaged line, not JSON") from e
+        problem = _record_problem(d)
+        if problem:
+            raise SummaryShapeError(f"{path}:{i}: not a request record ({problem})")
+        out.append(RequestRecord.from_json(d))
+    return out, torn
+
+
+def _skeleton(records: list[Any]) -> dict[str, Any]:
+    """What a summary can say when the run was killed before writing one."""
+    first = records[0] if records else None
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": [],
+        "interrupted": True,
+        "server": {},
+        "workload": {
+            "prompt_tokens": first.prompt_tokens_target if first else 0,
+            "output_tokens": first.max_tokens if first else 0,
+        },
+        "floor": None,
+        "levels": [],
+        "warnings": [],
+    }
+
+
+def load_run(folder: Path) -> dict[str, Any]:
+    """summary.json, completed by levels rebuilt from records.jsonl that it does not cover."""
+    from inferlab.metrics.checks import warning
+    from inferlab.metrics.level import summarize_level
+
+    if not folder.is_dir():
+        what = "no such folder" if not folder.exists() else "a file, not a run folder"
+        raise SummaryShapeError(f"{folder}: {what} (give the folder bench, demo or simulate made)")
+    summary_path, records_path = folder / "summary.json", folder / "records.jsonl"
+    if not summary_path.exists() and not records_path.exists():
+        raise SummaryShapeError(
+            f"{folder}: no summary.json or records.jsonl here (is it a run folder from bench "
+            "or demo?)"
+        )
+    records, torn = read_run_records(records_path) if records_path.exists() else ([], False)
+    summary = read_summary(summary_path) if summary_path.exists() else _skeleton(records)
+    notes: list[str] = []
+    if not summary_path.exists():
+        notes.append(
+            "no summary.json (the run was killed): levels rebuilt from records.jsonl; server, "
+            "floor and client facts are missing"
+        )
+    if torn:
+        notes.append("the last line of records.jsonl was torn by the kill and is skipped")
+    known = {lv["label"] for lv in summary["levels"]}
+    labels = list(dict.fromkeys(r.level for r in records if r.level not in known))
+    factor = summary["workload"].get("stall_factor", 5.0)
+    for label in labels:
+        kind, value = _kind_value(label)
+        mine = [r for r in records if r.level == label]
+        lv = summarize_level(label, kind, value, mine, factor if _is_num(factor) else 5.0)
+        lv.update(interrupted=True, rebuilt_from_records=True)
+        summary["levels"].append(lv)
+        if summary_path.exists():
+            notes.append(f"level {label} was cut short: rebuilt from {len(mine)} records")
+    for note in notes:
+        summary["warnings"].append(warning("partial_run", "run", "warning", note))
+    if labels or notes:
+        summary["interrupted"] = True
+    return summary
