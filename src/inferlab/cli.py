@@ -120,12 +120,28 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
         parser.print_help(sys.stderr)
         return 2
     argv = glue_negative_values(argv, _value_flags(parser, verb))
+    hint = f"inferlab {verb} --help" if verb in _VERBS else "inferlab --help"
     try:
-        return parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
     except UsageError as e:
-        hint = f"inferlab {verb} --help" if verb in _VERBS else "inferlab --help"
-        print(f"{e.prog}: error: {e} (see {hint})", file=sys.stderr)
+        print(one_line(f"{e.prog}: error: {e} (see {hint})"), file=sys.stderr)
         return 2
+    if extra:
+        unknown = " ".join(repr(a) if not a.isprintable() or not a else a for a in extra)
+        print(
+            one_line(
+                f"inferlab {args.verb}: error: unrecognized arguments: {unknown} (see {hint})"
+            ),
+            file=sys.stderr,
+        )
+        return 2
+    return args
+
+
+def one_line(message: str) -> str:
+    """An error is one line: line breaks become ' | ', other control characters escapes."""
+    message = " | ".join(part for part in message.splitlines() if part.strip())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def _broken_pipe() -> int:
@@ -143,9 +159,11 @@ def _internal_error(verb: str, e: BaseException) -> int:
         traceback.print_exception(e, file=sys.stderr)
     first = str(e).splitlines()[0] if str(e) else ""
     print(
-        f"inferlab {verb}: internal error: {type(e).__name__}"
-        + (f": {first}" if first else "")
-        + " -- this is a bug, please report it (INFERLAB_DEBUG=1 shows the traceback)",
+        one_line(
+            f"inferlab {verb}: internal error: {type(e).__name__}"
+            + (f": {first}" if first else "")
+            + " -- this is a bug, please report it (INFERLAB_DEBUG=1 shows the traceback)"
+        ),
         file=sys.stderr,
     )
     return 1
@@ -163,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except InferlabError as e:
-        print(f"inferlab {verb}: error: {e}", file=sys.stderr)
+        print(one_line(f"inferlab {verb}: error: {e}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"inferlab {verb}: interrupted", file=sys.stderr)

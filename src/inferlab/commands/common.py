@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -11,12 +10,15 @@ from typing import Any
 
 from inferlab import units
 from inferlab.errors import InferlabError, SpecError
+from inferlab.jsonio import dumps
 from inferlab.specs.cost import ModelCost, derive_cost
 from inferlab.specs.hardware import STATED, HardwareSpec, get_hardware, with_overrides
 
 # Far above any real byte count, rate or FLOPS (1e30), yet far below float overflow, so
 # products and ratios of stated quantities stay finite.
 MAX_QUANTITY = 1e30
+# Below any real byte count, time or rate, yet far above underflow: 1/x stays finite.
+MIN_QUANTITY = 1e-12
 # Far above any real token count, batch or request count, yet small enough that no
 # product with it overflows and every loop over it is refused before it starts.
 MAX_WHOLE = 10**12
@@ -34,6 +36,8 @@ def unit_arg(parse: Callable[[str], float], positive: bool = False) -> Callable[
             raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
         if positive and value == 0:
             raise argparse.ArgumentTypeError(f"{text!r} must be above zero")
+        if 0 < value < MIN_QUANTITY:
+            raise argparse.ArgumentTypeError(f"{text!r} is too small (0, or {MIN_QUANTITY:g} up)")
         if not math.isfinite(value) or value > MAX_QUANTITY:
             raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {MAX_QUANTITY:g})")
         return value
@@ -184,8 +188,7 @@ def emit(
 ) -> None:
     """--json prints the object; otherwise the text, and the derivation with --explain."""
     if args.json:
-        json.dump(data, sys.stdout, indent=2, default=_jsonable)
-        sys.stdout.write("\n")
+        sys.stdout.write(dumps(data) + "\n")  # strict: non-finite -> null
         return
     if args.explain and explain:
         print("\n".join(explain))

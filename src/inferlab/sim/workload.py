@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +100,9 @@ def read_trace(path: Path) -> list[Arrival]:
     """JSONL lines {"arrival_s", "prompt_tokens", "output_tokens"}."""
     out: list[Arrival] = []
     try:
-        lines = path.read_text().splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise InferlabError(f"trace {path}: not a text file (byte {e.start} is not UTF-8)") from e
     except OSError as e:
         raise InferlabError(f"cannot read trace {path}: {e}") from e
     for i, line in enumerate(lines, 1):
@@ -107,10 +110,15 @@ def read_trace(path: Path) -> list[Arrival]:
             continue
         try:
             d = json.loads(line)
-            out.append(
-                Arrival(float(d["arrival_s"]), int(d["prompt_tokens"]), int(d["output_tokens"]))
+            arrival = Arrival(
+                float(d["arrival_s"]), int(d["prompt_tokens"]), int(d["output_tokens"])
             )
-        except (ValueError, KeyError, TypeError) as e:
+            if not (math.isfinite(arrival.arrival_s) and arrival.arrival_s >= 0):
+                raise ValueError("arrival_s must be a finite time >= 0")
+            if arrival.prompt_tokens < 1 or arrival.output_tokens < 1:
+                raise ValueError("token counts must be at least 1")
+            out.append(arrival)
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as e:
             raise InferlabError(
                 f"{path}:{i}: bad trace line ({e}); each line needs "
                 "arrival_s, prompt_tokens, output_tokens"
