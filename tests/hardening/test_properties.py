@@ -166,7 +166,8 @@ def test_max_batch_fits_and_one_more_does_not(c, hw, ctx, reserve) -> None:  # t
 # --- the CLI -----------------------------------------------------------------
 VALUES = [
     "0", "1", "2", "-1", "-0.5", "0.5", "3", "32", "4096", "-1/s", "5/s", "1e400", "1e-300",
-    "nan", "inf", "-inf", "1" + "0" * 40, "1e-308", "1e-308B", "1e308PB", "16GB", "1kiB", "1PiB", "128KiB", "3.35TB/s",
+    "nan", "inf", "-inf", "1" + "0" * 40, "1e-308", "1e-308B", "1e308PB", "16GB", "1kiB",
+    "1PiB", "128KiB", "3.35TB/s",
     "1e-300B/s", "989TFLOPS", "14ms", "x", "", " ", "1,2", "0.3:3", "1:2", "h100-sxm",
     "llama-3-8b", "this-machine", "bf16", "int4", "fp7", "/nonexistent/x.gguf", "8000@10s",
 ]  # fmt: skip
