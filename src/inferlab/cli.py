@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import traceback
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from inferlab import __version__
 from inferlab.errors import InferlabError
@@ -49,7 +49,12 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but an error is one line naming the flag, not the whole usage block."""
+    """argparse, but an error is one line naming the flag, not the whole usage block, and
+    `-1/s`, `-0.5:2`, `-inf` are values (argparse only knows `-1` and `-1.5`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(self.prog, message)
