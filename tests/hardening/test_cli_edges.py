@@ -76,7 +76,8 @@ def test_negative_numbers_are_values_refused_by_validation(argv: list[str], flag
     r = run(argv)
     assert r.code == 2
     assert f"argument {flag}:" in r.err, r.err
-    assert any(w in r.err for w in ("negative", "at least", "above 0", "positive", "whole number")), r.err
+    accepted = ("negative", "at least", "above 0", "positive", "whole number")
+    assert any(w in r.err for w in accepted), r.err
     assert "expected one argument" not in r.err
 
 
