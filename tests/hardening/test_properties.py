@@ -265,3 +265,56 @@ def test_json_is_strict_where_values_are_infinite() -> None:
     a = run(["amdahl", "1:2", "--json"])
     assert loads_strict(a.out)["ceiling_speedup"] is None
     assert "unbounded" in run(["amdahl", "1:2"]).out
+
+
+# Values the flags accept, from the smallest to the largest admitted: the floor must turn
+# every combination into numbers (or one clear line), never a ZeroDivisionError.
+FLOOR_VALUES = {
+    "--batch": ["1", "64", "100000", "1000000000000"],
+    "--context": ["0", "4096", "1000000000000"],
+    "--prompt": ["1", "8000", "1000000000000"],
+    "--streams": ["1", "1000000000000"],
+    "--chunk": ["1", "512", "1000000000000"],
+    "--kernels": ["0", "1", "1000000000000"],
+    "--launch-time": ["0", "4us", "1e-12", "1e30"],
+    "--overhead": ["0", "1ms", "1e-12", "1e30"],
+    "--measured-step": ["1e-12", "14ms", "1e30"],
+    "--target-tokens-per-s": ["1e-12", "50", "1e30"],
+    "--claimed-tokens-per-s": ["1e-12", "5000", "1e30"],
+    "--draft-tokens": ["1", "4", "1000000000000"],
+    "--acceptance": ["0", "0.7", "1"],
+    "--draft-cost": ["0", "0.05", "1e30"],
+    "--gpu-hour": ["0", "3", "1e30"],
+    "--kv-bytes-per-token": ["0", "1e-12", "128KiB", "1e30"],
+    "--flops": ["1e-12", "989TFLOPS", "1e30"],
+    "--memory": ["0", "80GB", "1e30"],
+    "--weight-dtype": ["bf16", "int4", "fp8"],
+}
+FLOOR_BASES = [
+    ["--model", "llama-3-8b", "--hardware", "h100-sxm"],
+    ["--model", "deepseek-v3", "--hardware", "h200"],
+    ["--model", "mixtral-8x7b", "--hardware", "a100-80gb", "--tp", "2"],
+    ["--weight-bytes", "16GB", "--bandwidth", "3.35TB/s"],
+    ["--weight-bytes", "1e-12", "--bandwidth", "1e30"],
+    ["--weight-bytes", "1e30", "--bandwidth", "1e-12"],
+    ["--weight-bytes", "0", "--bandwidth", "1TB/s", "--overhead", "1ms"],
+]
+
+
+@st.composite
+def floor_invocations(draw) -> list[str]:  # type: ignore[no-untyped-def]
+    argv = ["floor", *draw(st.sampled_from(FLOOR_BASES))]
+    for flag in draw(st.lists(st.sampled_from(sorted(FLOOR_VALUES)), max_size=8, unique=True)):
+        argv += [flag, draw(st.sampled_from(FLOOR_VALUES[flag]))]
+    argv += draw(st.sampled_from([[], ["--levers"], ["--levers", "--explain"]]))
+    if draw(st.booleans()):
+        argv.append("--json")
+    return argv
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(floor_invocations())
+def test_floor_with_admitted_extremes(isolated: Path, argv: list[str]) -> None:
+    check_promises(argv, run(argv))

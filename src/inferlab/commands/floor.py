@@ -123,6 +123,10 @@ def compute(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[s
     ovh = _overhead(args)
     p = decode_point(c, hw, args.batch, args.context, ovh)
     check_step(p.step_time_s)
+    if not max(p.step.memory_time_s, p.step.compute_time_s) > 0:
+        raise InferlabError(
+            "the step reads no bytes and does no FLOPs: give --weight-bytes above 0 (or a --model)"
+        )
     p1 = decode_point(c, hw, 1, args.context, ovh)
     peak = hw.peak_flops(c.compute_dtype)
     ridge = ridge_point(peak, hw.bandwidth_bytes_per_s)
