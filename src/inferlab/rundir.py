@@ -18,83 +18,165 @@ from typing import Any
 from inferlab.errors import InferlabError
 
 SCHEMA_VERSION = 1
-_STATS = ("ttft_s", "tpot_s", "e2e_s", "gap_s")
-_COUNTS = ("requests_ok", "requests_failed", "requests_early_stop", "stall_count")
-_RATES = ("output_tokens_per_s_total", "output_tokens_per_s_per_user")
 
 
 class SummaryShapeError(InferlabError):
     """A summary.json that is not what bench, demo or simulate write."""
 
 
+# What each field must hold, by kind; the report and --calibrate read every one of these.
 def _is_num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _num_or_null(v: Any) -> bool:
-    return v is None or _is_num(v)
+    return v is None or _is_num(v)  # inferlab writes null, never NaN/Infinity
 
 
-def _level_problem(lv: Any) -> str | None:
-    if not isinstance(lv, dict):
-        return "a level is not an object"
-    if not isinstance(lv.get("label"), str):
-        return "a level has no text 'label'"
-    for k in _STATS:
-        st = lv.get(k)
-        if not isinstance(st, dict) or not all(_num_or_null(st.get(p)) for p in ("p50", "p99")):
-            return f"level {lv['label']}: '{k}' needs numbers p50 and p99"
-    for k in _COUNTS:
-        if not isinstance(lv.get(k), int) or isinstance(lv.get(k), bool) or lv[k] < 0:
-            return f"level {lv['label']}: '{k}' must be a count"
-    for k in _RATES:
-        if not _num_or_null(lv.get(k)):
-            return f"level {lv['label']}: '{k}' must be a number"
-    if lv.get("concurrency") is not None and not _is_num(lv["concurrency"]):
-        return f"level {lv['label']}: 'concurrency' must be a number"
-    for k in ("mbu", "achieved_bandwidth_bytes_per_s", "floor_batch"):
-        if not _num_or_null(lv.get(k)):
-            return f"level {lv['label']}: '{k}' must be a number"
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _text(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _stat(v: Any) -> bool:
+    keys = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
+    return (
+        isinstance(v, dict)
+        and all(k in v and _num_or_null(v[k]) for k in keys)
+        and _count(v.get("n"))
+    )
+
+
+def _texts(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _flat(v: Any) -> bool:
+    """An object of plain values (server facts, client host, extra)."""
+    return isinstance(v, dict) and all(
+        x is None or isinstance(x, str | int | float | bool) for x in v.values()
+    )
+
+
+def _obj(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+_KINDS = {
+    _obj: "an object",
+    _num_or_null: "a number",
+    _count: "a count",
+    _text: "text",
+    _stat: "percentiles p50..p999, max, mean and n",
+    _texts: "a list of text",
+    _flat: "an object of plain values",
+}
+_STATS = ("ttft_s", "tpot_s", "e2e_s", "gap_s", "worst_gap_per_request_s", "queue_delay_s")
+_COUNTS = (
+    "requests_measured", "requests_warmup", "requests_ok", "requests_failed",
+    "requests_early_stop", "stall_count", "multi_token_events", "output_tokens",
+    "streamed_tokens_mismatch", "malformed_events",
+)  # fmt: skip
+_NUMS = (
+    "stall_threshold_s", "window_s", "output_tokens_per_s_total",
+    "output_tokens_per_s_per_user", "mean_active_streams",
+)  # fmt: skip
+LEVEL_REQUIRED: dict[str, Any] = {
+    "label": _text,
+    "errors": _texts,
+    **dict.fromkeys(_STATS, _stat),
+    **dict.fromkeys(_COUNTS, _count),
+    **dict.fromkeys(_NUMS, _num_or_null),
+}
+_COMPARE = (
+    "concurrency", "rate_per_s", "floor_batch", "floor_context_tokens", "bytes_per_step",
+    "flops_per_step", "predicted_step_time_s", "ceiling_tokens_per_s_per_user",
+    "predicted_tokens_per_s_total", "measured_step_time_s", "achieved_bandwidth_bytes_per_s",
+    "achieved_flops_per_s", "mbu", "mfu", "measured_over_floor", "prompt_tokens_usage_p50",
+    "completion_tokens_p50",
+)  # fmt: skip
+LEVEL_OPTIONAL: dict[str, Any] = {**dict.fromkeys(_COMPARE, _num_or_null), "client": _flat}
+FLOOR_TEXT = ("model", "model_source", "hardware", "hardware_source")
+WARNING_TEXT = ("code", "level", "severity", "message")
+
+
+def _field_problem(
+    obj: dict[str, Any], where: str, kinds: dict[str, Any], need: bool
+) -> str | None:
+    for key, ok in kinds.items():
+        if key not in obj:
+            if need:
+                return f"{where}: no '{key}'"
+            continue
+        if (need or obj[key] is not None) and not ok(obj[key]):
+            return f"{where}: '{key}' must be {_KINDS[ok]}"
     return None
+
+
+def _level_problem(lv: Any, i: int) -> str | None:
+    if not isinstance(lv, dict):
+        return f"levels[{i}] is not an object"
+    where = f"level {lv['label']}" if isinstance(lv.get("label"), str) else f"levels[{i}]"
+    problem = _field_problem(lv, where, LEVEL_REQUIRED, True)
+    problem = problem or _field_problem(lv, where, LEVEL_OPTIONAL, False)
+    if problem is None and lv.get("predicted_step_time_s") is not None:
+        if not _is_num(lv.get("mbu")) or not _is_num(lv.get("bytes_per_step")):
+            return f"{where}: a predicted step needs numbers 'mbu' and 'bytes_per_step'"
+        if not lv["predicted_step_time_s"] > 0:
+            return f"{where}: 'predicted_step_time_s' must be above 0"
+    return problem
 
 
 def _floor_problem(fl: Any) -> str | None:
     if fl is None:
         return None
     keys = ("weight_bytes_per_step", "kv_bytes_per_token", "bandwidth_bytes_per_s")
-    if not isinstance(fl, dict) or not all(_is_num(fl.get(k)) for k in keys):
+    if not isinstance(fl, dict) or not all(_is_num(fl.get(k)) and fl[k] >= 0 for k in keys):
         return "'floor' needs weight_bytes_per_step, kv_bytes_per_token, bandwidth_bytes_per_s"
-    if not _num_or_null(fl.get("peak_flops_per_s")):
-        return "'floor.peak_flops_per_s' must be a number"
+    if fl["bandwidth_bytes_per_s"] <= 0:
+        return "'floor.bandwidth_bytes_per_s' must be above 0"
+    peak = fl.get("peak_flops_per_s")
+    if peak is not None and not (_num_or_null(peak) and peak > 0):
+        return "'floor.peak_flops_per_s' must be a number above 0"
+    if not all(isinstance(fl.get(k), str) for k in FLOOR_TEXT):
+        return f"'floor' needs text {', '.join(FLOOR_TEXT)}"
     return None
 
 
-def shape_problem(s: Any) -> str | None:
-    """What is wrong with a parsed summary, or None when report and calibrate can read it."""
-    if not isinstance(s, dict):
-        return "not a JSON object"
+def _top_problem(s: dict[str, Any]) -> str | None:
     if s.get("schema_version") != SCHEMA_VERSION:
         return f"schema_version {s.get('schema_version')!r} is not {SCHEMA_VERSION}"
     w = s.get("workload")
     if not isinstance(w, dict) or not all(
-        isinstance(w.get(k), int) and not isinstance(w.get(k), bool) and w[k] >= 0
-        for k in ("prompt_tokens", "output_tokens")
+        _count(w.get(k)) for k in ("prompt_tokens", "output_tokens")
     ):
         return "'workload' needs whole numbers prompt_tokens and output_tokens"
     if not isinstance(s.get("levels"), list):
         return "'levels' must be a list"
     warns = s.get("warnings")
     if not isinstance(warns, list) or not all(
-        isinstance(x, dict) and all(isinstance(x.get(k), str) for k in ("severity", "message"))
-        for x in warns
+        isinstance(x, dict) and all(isinstance(x.get(k), str) for k in WARNING_TEXT) for x in warns
     ):
-        return "'warnings' must be a list of {severity, message}"
-    if s.get("command") is not None and not (
-        isinstance(s["command"], list) and all(isinstance(c, str) for c in s["command"])
-    ):
-        return "'command' must be a list of strings"
-    for lv in s["levels"]:
-        problem = _level_problem(lv)
+        return "'warnings' must be a list of {code, level, severity, message}"
+    optional = {"command": _texts, "tool": _text, "server": _obj, "client_host": _obj}
+    problem = _field_problem(s, "summary", optional, False)
+    if problem is None and s.get("extra") is not None and not isinstance(s["extra"], dict):
+        return "'extra' must be an object"
+    return problem
+
+
+def shape_problem(s: Any) -> str | None:
+    """What is wrong with a parsed summary, or None when report and calibrate can read it."""
+    if not isinstance(s, dict):
+        return "not a JSON object"
+    problem = _top_problem(s)
+    if problem:
+        return problem
+    for i, lv in enumerate(s["levels"]):
+        problem = _level_problem(lv, i)
         if problem:
             return problem
     return _floor_problem(s.get("floor"))

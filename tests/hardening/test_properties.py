@@ -318,3 +318,70 @@ def floor_invocations(draw) -> list[str]:  # type: ignore[no-untyped-def]
 @given(floor_invocations())
 def test_floor_with_admitted_extremes(isolated: Path, argv: list[str]) -> None:
     check_promises(argv, run(argv))
+
+
+# --- summaries of another shape -------------------------------------------------------
+REAL_SUMMARY = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
+SWAPS = [None, "x", -1, 0, 1.5, [], {}, True, 10**30, [1, "a"], {"p50": "x"}]
+
+
+def _paths(o: object, p: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    out = [p] if p else []
+    if isinstance(o, dict):
+        for k, v in o.items():
+            out += _paths(v, (*p, k))
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            out += _paths(v, (*p, i))
+    return out
+
+
+@st.composite
+def mutated_summaries(draw) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    import copy
+    import json
+
+    s = copy.deepcopy(json.loads(REAL_SUMMARY.read_text()))
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(_paths(s)))
+        parent: object = s
+        try:
+            for k in path[:-1]:
+                parent = parent[k]  # type: ignore[index]
+            if isinstance(parent, dict) and draw(st.booleans()):
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = copy.deepcopy(draw(st.sampled_from(SWAPS)))  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            pass  # an earlier mutation removed this path
+    return s
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(mutated_summaries(), st.booleans())
+def test_report_and_calibrate_on_summaries_of_another_shape(
+    isolated: Path, summary: dict[str, object], calibrate: bool
+) -> None:
+    from inferlab.jsonio import dumps
+
+    run_dir = isolated / "run"
+    run_dir.mkdir(exist_ok=True)
+    (run_dir / "summary.json").write_text(dumps(summary))
+    argv = ["report", str(run_dir)]
+    if calibrate:
+        argv = ["simulate", "--model", "smollm2-135m", "--hardware", "h100-sxm", "--users", "2",
+                "--calibrate", str(run_dir)]  # fmt: skip
+    r = run(argv)
+    check_promises(argv, r)
+    if r.code == 2:
+        assert "summary.json" in r.err or "--calibrate" in r.err or "calibrat" in r.err, r.err
+
+
+def test_the_real_summary_passes_the_shape_check() -> None:
+    import json
+
+    from inferlab.rundir import shape_problem
+
+    assert shape_problem(json.loads(REAL_SUMMARY.read_text())) is None

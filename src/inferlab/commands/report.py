@@ -28,7 +28,7 @@ def floor_from_summary(summary: dict[str, Any]) -> tuple[Any, Any]:
     if not fl:
         return None, None
     cost = ModelCost.stated(fl["weight_bytes_per_step"], fl["kv_bytes_per_token"])
-    hw = with_overrides(STATED, fl["bandwidth_bytes_per_s"], fl["peak_flops_per_s"])
+    hw = with_overrides(STATED, fl["bandwidth_bytes_per_s"], fl.get("peak_flops_per_s"))
     return cost, hw
 
 
