@@ -2,13 +2,15 @@
 
 Exit codes: 0 done; 1 an internal error (a bug: one line asking for a report,
 the traceback with INFERLAB_DEBUG=1) or a --strict failure; 2 a user mistake
-(one line naming the flag or file and what is accepted); 130 Ctrl-C; 141 the
-reader of stdout went away (`inferlab hardware --json | head`), quietly.
+(one line naming the flag or file and what is accepted); 130 Ctrl-C (143 SIGTERM,
+129 SIGHUP); 141 the reader of stdout went away (`inferlab hardware --json | head`),
+quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import re
@@ -16,7 +18,7 @@ import sys
 import traceback
 from typing import Any, NoReturn
 
-from inferlab import __version__
+from inferlab import __version__, signals
 from inferlab.errors import InferlabError
 
 # verb module -> imported only when its verb runs, so `inferlab floor` starts instantly.
@@ -34,6 +36,7 @@ _VERBS = {
     "report": "report",
     "simulate": "simulate",
     "plan": "plan",
+    "drill": "drill",
 }
 
 # A value that starts with "-" but is a number to a human: -1, -1/s, -.5, -1e3, -inf, -16GB.
@@ -182,15 +185,17 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(args, int):
             return args
         verb = args.verb
-        code: int = args.run(args)
+        with signals.handled():  # SIGTERM/SIGHUP take the KeyboardInterrupt path below
+            code: int = args.run(args)
         sys.stdout.flush()
         return code
     except InferlabError as e:
         print(one_line(f"inferlab {verb}: error: {e}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"inferlab {verb}: interrupted", file=sys.stderr)
-        return 130
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            print(signals.stop_line(verb), file=sys.stderr)
+        return signals.exit_code()  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP
     except BrokenPipeError:
         return _broken_pipe()
     except Exception as e:  # a bug: one line and a request to report it, never a traceback

@@ -12,10 +12,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import InferlabError
+
+if TYPE_CHECKING:
+    from inferlab.summary import RunSummary
 
 SCHEMA_VERSION = 1
 
@@ -26,7 +30,10 @@ class SummaryShapeError(InferlabError):
 
 # What each field must hold, by kind; the report and --calibrate read every one of these.
 def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    # ints beyond 64 bits would become numpy object arrays downstream (calibrate's fit)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return abs(v) < 2**63
+    return isinstance(v, float) and math.isfinite(v)
 
 
 def _num_or_null(v: Any) -> bool:
@@ -65,8 +72,18 @@ def _obj(v: Any) -> bool:
     return isinstance(v, dict)
 
 
+def _bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _num(v: Any) -> bool:
+    return _is_num(v)
+
+
 _KINDS = {
     _obj: "an object",
+    _bool: "true or false",
+    _num: "a finite number",
     _num_or_null: "a number",
     _count: "a count",
     _text: "text",
@@ -89,7 +106,7 @@ LEVEL_REQUIRED: dict[str, Any] = {
     "errors": _texts,
     **dict.fromkeys(_STATS, _stat),
     **dict.fromkeys(_COUNTS, _count),
-    **dict.fromkeys(_NUMS, _num_or_null),
+    **dict.fromkeys(_NUMS, _num),
 }
 _COMPARE = (
     "concurrency", "rate_per_s", "floor_batch", "floor_context_tokens", "bytes_per_step",
@@ -98,8 +115,29 @@ _COMPARE = (
     "achieved_flops_per_s", "mbu", "mfu", "measured_over_floor", "prompt_tokens_usage_p50",
     "completion_tokens_p50",
 )  # fmt: skip
-LEVEL_OPTIONAL: dict[str, Any] = {**dict.fromkeys(_COMPARE, _num_or_null), "client": _flat}
+LEVEL_OPTIONAL: dict[str, Any] = {
+    **dict.fromkeys(_COMPARE, _num_or_null),
+    "client": _flat,
+    "predicted_bound": _text,
+    **dict.fromkeys(("preemptions", "steps", "injected_requests"), _count),
+    "interrupted": _bool,
+}
+# A level compared with the floor carries all of these (read together, or not at all).
+COMPARISON_REQUIRED: dict[str, Any] = {
+    "floor_batch": _count,
+    "floor_context_tokens": _count,
+    "predicted_bound": _text,
+    **dict.fromkeys(
+        ("bytes_per_step", "flops_per_step", "predicted_step_time_s",
+         "ceiling_tokens_per_s_per_user", "predicted_tokens_per_s_total"),
+        _num,
+    ),
+}  # fmt: skip
 FLOOR_TEXT = ("model", "model_source", "hardware", "hardware_source")
+FLOOR_NUMS = (
+    "weight_bytes_resident", "weight_bytes_per_step", "kv_bytes_per_token",
+    "bandwidth_bytes_per_s",
+)  # fmt: skip
 WARNING_TEXT = ("code", "level", "severity", "message")
 
 
@@ -122,6 +160,8 @@ def _level_problem(lv: Any, i: int) -> str | None:
     where = f"level {lv['label']}" if isinstance(lv.get("label"), str) else f"levels[{i}]"
     problem = _field_problem(lv, where, LEVEL_REQUIRED, True)
     problem = problem or _field_problem(lv, where, LEVEL_OPTIONAL, False)
+    if problem is None and "floor_batch" in lv:
+        problem = _field_problem(lv, where, COMPARISON_REQUIRED, True)
     if problem is None and lv.get("predicted_step_time_s") is not None:
         if not _is_num(lv.get("mbu")) or not _is_num(lv.get("bytes_per_step")):
             return f"{where}: a predicted step needs numbers 'mbu' and 'bytes_per_step'"
@@ -133,9 +173,8 @@ def _level_problem(lv: Any, i: int) -> str | None:
 def _floor_problem(fl: Any) -> str | None:
     if fl is None:
         return None
-    keys = ("weight_bytes_per_step", "kv_bytes_per_token", "bandwidth_bytes_per_s")
-    if not isinstance(fl, dict) or not all(_is_num(fl.get(k)) and fl[k] >= 0 for k in keys):
-        return "'floor' needs weight_bytes_per_step, kv_bytes_per_token, bandwidth_bytes_per_s"
+    if not isinstance(fl, dict) or not all(_is_num(fl.get(k)) and fl[k] >= 0 for k in FLOOR_NUMS):
+        return f"'floor' needs numbers {', '.join(FLOOR_NUMS)}"
     if fl["bandwidth_bytes_per_s"] <= 0:
         return "'floor.bandwidth_bytes_per_s' must be above 0"
     peak = fl.get("peak_flops_per_s")
@@ -149,11 +188,20 @@ def _floor_problem(fl: Any) -> str | None:
 def _top_problem(s: dict[str, Any]) -> str | None:
     if s.get("schema_version") != SCHEMA_VERSION:
         return f"schema_version {s.get('schema_version')!r} is not {SCHEMA_VERSION}"
-    w = s.get("workload")
-    if not isinstance(w, dict) or not all(
-        _count(w.get(k)) for k in ("prompt_tokens", "output_tokens")
-    ):
-        return "'workload' needs whole numbers prompt_tokens and output_tokens"
+    required = {
+        "tool": _text, "command": _texts, "started_at_unix_s": _num, "interrupted": _bool,
+        "server": _obj, "workload": _obj, "extra": _obj,
+    }  # fmt: skip
+    problem = _field_problem(s, "summary", required, True)
+    if problem:
+        return problem
+    if "floor" not in s:
+        return "summary: no 'floor' (null when there was none)"
+    if not all(k in s["server"] for k in ("url", "kind", "model")):
+        return "'server' needs url, kind and model"
+    w = s["workload"]
+    if not all(_count(w.get(k)) for k in ("prompt_tokens", "output_tokens", "requests_per_level")):
+        return "'workload' needs whole numbers prompt_tokens, output_tokens, requests_per_level"
     if not isinstance(s.get("levels"), list):
         return "'levels' must be a list"
     warns = s.get("warnings")
@@ -161,10 +209,8 @@ def _top_problem(s: dict[str, Any]) -> str | None:
         isinstance(x, dict) and all(isinstance(x.get(k), str) for k in WARNING_TEXT) for x in warns
     ):
         return "'warnings' must be a list of {code, level, severity, message}"
-    optional = {"command": _texts, "tool": _text, "server": _obj, "client_host": _obj}
+    optional = {"client_host": _obj, "simulation": _obj, "utilisation": _obj, "clock": _obj}
     problem = _field_problem(s, "summary", optional, False)
-    if problem is None and s.get("extra") is not None and not isinstance(s["extra"], dict):
-        return "'extra' must be an object"
     return problem
 
 
@@ -180,6 +226,16 @@ def shape_problem(s: Any) -> str | None:
         if problem:
             return problem
     return _floor_problem(s.get("floor"))
+
+
+def _typed(d: dict[str, Any], path: Path) -> RunSummary:
+    from inferlab.summary import RunSummary
+
+    try:
+        typed: RunSummary = RunSummary.from_json(d)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise SummaryShapeError(f"{path}: not a run summary (missing or wrong {e})") from e
+    return typed
 
 
 def read_summary(path: Path) -> dict[str, Any]:
@@ -248,7 +304,7 @@ def _record_problem(d: Any) -> str | None:
 def read_run_records(path: Path) -> tuple[list[Any], bool]:
     """Records checked line by line; a torn LAST line (killed mid-write) is skipped and
     reported (second value True); a bad line anywhere else is refused, naming the line."""
-    from inferlab.bench.records import RequestRecord
+    from inferlab.records import RequestRecord
 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -276,22 +332,27 @@ def read_run_records(path: Path) -> tuple[list[Any], bool]:
 def _skeleton(records: list[Any]) -> dict[str, Any]:
     """What a summary can say when the run was killed before writing one."""
     first = records[0] if records else None
+    measured = sum(1 for r in records if r.phase == "measure")
     return {
         "schema_version": SCHEMA_VERSION,
+        "tool": "inferlab (rebuilt from records.jsonl)",
         "command": [],
+        "started_at_unix_s": 0.0,
         "interrupted": True,
-        "server": {},
+        "server": {"url": None, "kind": None, "model": None},
         "workload": {
             "prompt_tokens": first.prompt_tokens_target if first else 0,
             "output_tokens": first.max_tokens if first else 0,
+            "requests_per_level": measured,
         },
         "floor": None,
+        "extra": {},
         "levels": [],
         "warnings": [],
     }
 
 
-def load_run(folder: Path) -> dict[str, Any]:
+def load_run(folder: Path) -> RunSummary:
     """summary.json, completed by levels rebuilt from records.jsonl that it does not cover."""
     from inferlab.metrics.checks import warning
     from inferlab.metrics.level import summarize_level
@@ -305,29 +366,27 @@ def load_run(folder: Path) -> dict[str, Any]:
             f"{folder}: no summary.json or records.jsonl here (is it a run folder from bench "
             "or demo?)"
         )
-    records, torn = read_run_records(records_path) if records_path.exists() else ([], False)
-    summary = read_summary(summary_path) if summary_path.exists() else _skeleton(records)
+    records = read_run_records(records_path)[0] if records_path.exists() else []
+    raw = read_summary(summary_path) if summary_path.exists() else _skeleton(records)
+    summary = _typed(raw, summary_path)
     notes: list[str] = []
     if not summary_path.exists():
         notes.append(
             "no summary.json (the run was killed): levels rebuilt from records.jsonl; server, "
             "floor and client facts are missing"
         )
-    if torn:
-        notes.append("the last line of records.jsonl was torn by the kill and is skipped")
-    known = {lv["label"] for lv in summary["levels"]}
+    known = {lv.label for lv in summary.levels}
     labels = list(dict.fromkeys(r.level for r in records if r.level not in known))
-    factor = summary["workload"].get("stall_factor", 5.0)
+    factor = summary.workload.rest.get("stall_factor", 5.0)
+    levels = list(summary.levels)
     for label in labels:
         kind, value = _kind_value(label)
         mine = [r for r in records if r.level == label]
         lv = summarize_level(label, kind, value, mine, factor if _is_num(factor) else 5.0)
-        lv.update(interrupted=True, rebuilt_from_records=True)
-        summary["levels"].append(lv)
+        levels.append(replace(lv, interrupted=True))
         if summary_path.exists():
             notes.append(f"level {label} was cut short: rebuilt from {len(mine)} records")
-    for note in notes:
-        summary["warnings"].append(warning("partial_run", "run", "warning", note))
-    if labels or notes:
-        summary["interrupted"] = True
-    return summary
+    if not (labels or notes):
+        return summary
+    warns = [*summary.warnings, *(warning("partial_run", "run", "warning", n) for n in notes)]
+    return replace(summary, levels=tuple(levels), warnings=tuple(warns), interrupted=True)

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from inferlab.bench.client import OUTPUT_OVER_MAX, REQUEST_TIMEOUT, over_max_limit
-from inferlab.bench.records import read_records
 from inferlab.jsonio import loads_strict
+from inferlab.records import read_records
 
 
 def _bench(run_cli, url: str, out: Path, *extra: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]

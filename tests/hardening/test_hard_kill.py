@@ -68,10 +68,10 @@ def test_kill_during_second_level_keeps_both(run_cli, tmp_path: Path) -> None:  
     full = load_summary(out)
     c4 = [json.loads(x) for x in _lines(out / "records.jsonl")[:-1]]
     c4 = [r for r in c4 if r["level"] == "c=4"]
-    rebuilt = full["levels"][1]
-    assert rebuilt["label"] == "c=4" and rebuilt["interrupted"] is True
+    rebuilt = full.levels[1]
+    assert rebuilt.label == "c=4" and rebuilt.interrupted is True
     # the rebuilt level counts the records on disk (the last line may have been torn)
-    done = rebuilt["requests_ok"] + rebuilt["requests_failed"]
+    done = rebuilt.requests_ok + rebuilt.requests_failed
     assert done in (len(c4), len(c4) + 1)
     code, stdout, err = run_cli("report", str(out))
     assert code == 0, err

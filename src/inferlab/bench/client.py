@@ -24,8 +24,8 @@ from typing import Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
-from inferlab.bench.records import RequestRecord
 from inferlab.bench.sse import SSEParser
+from inferlab.records import RequestRecord
 
 OVER_MAX_MARGIN = 16  # tokens tolerated beyond max_tokens before the stream is cut
 DEFAULT_TIMEOUT_BASE_S = 60.0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import time
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.commands.common import (
     BANDWIDTH,
@@ -26,6 +26,9 @@ from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
 from inferlab.runfolder import claim_run_folder
 from inferlab.units import parse_time
+
+if TYPE_CHECKING:
+    from inferlab.summary import RunSummary, RunWarning
 
 MAX_STREAMS = 10_000  # concurrent streams / connections one client process can honestly drive
 
@@ -146,41 +149,8 @@ def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
 
 
-def execute(cfg: Any, no_plots: bool, hooks: Any = None) -> Any:
-    """Run the sweep with a progress bar, print the table, render plots. Returns the result."""
-    from inferlab.bench.benchmark import event_loop_runner, run_benchmark
-    from inferlab.report.console import ProgressHooks, print_sweep
-
-    hooks = hooks or ProgressHooks()
-    try:
-        result = event_loop_runner()(run_benchmark(cfg, hooks))
-    except KeyboardInterrupt:
-        hooks.close()
-        print(
-            f"interrupted: completed records and the summary are in {cfg.out_dir}", file=sys.stderr
-        )
-        raise
-    finally:
-        hooks.close()
-    print_sweep(result.summary)
-    if not no_plots:
-        from inferlab.bench.records import read_records
-        from inferlab.report.plots import render_all
-
-        floor = cfg.floor
-        render_all(
-            result.summary,
-            read_records(result.records_path),
-            cfg.out_dir,
-            floor.cost if floor else None,
-            floor.hardware if floor else None,
-        )
-    print(f"results: {cfg.out_dir}/ (records.jsonl, summary.json, *.png)")
-    return result
-
-
-def strict_failures(summary: dict[str, Any]) -> list[dict[str, str]]:
-    return [w for w in summary["warnings"] if w["severity"] in ("error", "warning")]
+def strict_failures(summary: RunSummary) -> list[RunWarning]:
+    return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -193,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) -> int:
     from inferlab.bench.benchmark import BenchConfig
+    from inferlab.bench.sweep import execute
 
     cfg = BenchConfig(
         url=args.url,
@@ -214,11 +185,11 @@ def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) 
         floor=floor,
         command=["inferlab", *sys.argv[1:]],
     )
-    # --json: stdout carries the summary alone; progress and the table go to stderr.
-    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+    # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
+    with redirect_stdout(sys.stderr) if args.json else nullcontext():
         result = execute(cfg, args.no_plots)
     if args.json:
-        sys.stdout.write(dumps(result.summary) + "\n")
+        print(dumps(result.summary))
     if args.strict and strict_failures(result.summary):
         print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
         return 1

@@ -115,7 +115,7 @@ def cost_from(
 ) -> ModelCost:
     """A model spec (preset, config.json, .gguf) with stated overrides, or stated numbers alone."""
     if model:
-        from inferlab.specs.model import resolve_model
+        from inferlab.specs.resolve import resolve_model
 
         spec = resolve_model(model)
         check_tp_split(spec.name, spec.n_heads, spec.n_kv_heads, tp)
@@ -188,18 +188,12 @@ def emit(
 ) -> None:
     """--json prints the object; otherwise the text, and the derivation with --explain."""
     if args.json:
-        sys.stdout.write(dumps(data) + "\n")  # strict: non-finite -> null
+        sys.stdout.write(dumps(data) + "\n")  # strict: a non-finite number prints as null
         return
     if args.explain and explain:
         print("\n".join(explain))
         print()
     print("\n".join(text))
-
-
-def _jsonable(o: Any) -> Any:
-    if isinstance(o, float) and math.isinf(o):
-        return None
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def table(rows: list[tuple[str, str]]) -> list[str]:

@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inferlab import signals
+from inferlab.bench.progress import ProgressHooks
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.commands.common import whole
 from inferlab.errors import InferlabError
-from inferlab.report.console import ProgressHooks
 from inferlab.runfolder import claim_run_folder
 
 
@@ -52,53 +53,36 @@ def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
     return levels, requests, out_tokens
 
 
-def run(args: argparse.Namespace) -> int:
-    from inferlab.commands.bench import check_sizes
-
-    if args.rate:
-        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
-    if args.gguf is not None and not args.gguf.is_file():
-        raise InferlabError(f"--gguf {args.gguf}: no such file")
-    levels, requests, out_tokens = plan(args)
-    args.requests_per_level, args.output_tokens = requests, out_tokens
-    check_sizes(args)
-    with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
-        return _demo(args, levels, out)
-
-
-def _demo(args: argparse.Namespace, levels: list[int], out: Path) -> int:
-    from inferlab.bench.benchmark import BenchConfig, Floor
-    from inferlab.bench.runner import Level
-    from inferlab.commands.bench import execute
-    from inferlab.commands.report import render_run
-    from inferlab.engines.bundled import smollm2_gguf_path
-    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+def _probe(quick: bool) -> Any:
+    """Step 1: this machine's read bandwidth and FLOPS, saved as `this-machine`."""
     from inferlab.probe.machine import run_probe, save
-    from inferlab.report.reading import read_sweep
-    from inferlab.specs.cost import derive_cost
-    from inferlab.specs.hardware import get_hardware
-    from inferlab.specs.model import resolve_model
-    from inferlab.units import fmt_bandwidth, fmt_bytes
-
-    requests, out_tokens = args.requests_per_level, args.output_tokens
-    cores = os.cpu_count() or 1
+    from inferlab.units import fmt_bandwidth
 
     print("1/4 probe: this machine's memory bandwidth and FLOPS ...", flush=True)
     # 1 GiB arrays even when quick: 256 MiB partly fits this EPYC's cache (55 vs 32 GB/s).
     pr = run_probe(
         array_bytes=1 << 30,
-        repeats=4 if args.quick else 10,
+        repeats=4 if quick else 10,
         gpu=False,
     )
     save(pr)
-    hw = get_hardware("this-machine")
     print(
         f"    read {fmt_bandwidth(pr.bandwidth.read_bytes_per_s)} (the floor uses this: decode "
         f"reads weights and KV), copy {fmt_bandwidth(pr.bandwidth.copy_bytes_per_s)} "
         f"(read+write), fp32 matmul {pr.flops.fp32_flops_per_s / 1e9:.0f} GFLOP/s"
     )
+    return pr
 
-    gguf = args.gguf or smollm2_gguf_path()
+
+def _floor(gguf: Path) -> Any:
+    """Step 2: the floor for the served GGUF's real tensor bytes on this machine."""
+    from inferlab.bench.benchmark import Floor
+    from inferlab.specs.cost import derive_cost
+    from inferlab.specs.hardware import get_hardware
+    from inferlab.specs.resolve import resolve_model
+    from inferlab.units import fmt_bandwidth, fmt_bytes
+
+    hw = get_hardware("this-machine")
     cost = derive_cost(resolve_model(str(gguf)))
     step = cost.weight_bytes_per_step(1) / hw.bandwidth_bytes_per_s
     print(
@@ -107,23 +91,12 @@ def _demo(args: argparse.Namespace, levels: list[int], out: Path) -> int:
         f"(<= {1 / step:.0f} tok/s per user)",
         flush=True,
     )
+    return Floor(cost, hw)
 
-    threads = args.threads or max(1, cores - 1)
-    opts = ServerOptions(
-        gguf,
-        None,
-        parallel=max(levels),
-        ctx_per_slot=args.prompt_tokens + out_tokens + 64,
-        threads=threads,
-        log_path=out / "llama-server.log",
-    )
-    print(
-        f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
-        f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
-        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens",
-        flush=True,
-    )
-    extra = {
+
+def _extra(pr: Any, threads: int, cores: int) -> dict[str, Any]:
+    """Facts the report shows beside the sweep: the core split and the probe's figures."""
+    return {
         "server_threads": threads,
         "machine_cores": cores,
         "core_split": f"server {threads} thread(s), client the remaining {cores - threads} core(s)",
@@ -132,6 +105,35 @@ def _demo(args: argparse.Namespace, levels: list[int], out: Path) -> int:
         "probe_fp32_flops_per_s": pr.flops.fp32_flops_per_s,
         "bandwidth_basis": "read rate: decode streams weights and KV in and writes ~nothing",
     }
+
+
+def _serve_and_sweep(
+    args: argparse.Namespace, gguf: Path, floor: Any, extra: dict[str, Any]
+) -> Any:
+    """Step 3: llama-server on all cores but one, a concurrency sweep against it."""
+    from inferlab.bench.benchmark import BenchConfig
+    from inferlab.bench.runner import Level
+    from inferlab.bench.sweep import execute
+    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+
+    levels, requests, out_tokens = plan(args)
+    cores, threads = extra["machine_cores"], extra["server_threads"]
+    opts = ServerOptions(
+        gguf,
+        None,
+        parallel=max(levels),
+        ctx_per_slot=args.prompt_tokens + out_tokens + 64,
+        threads=threads,
+        log_path=args.out / "llama-server.log",
+    )
+    print(
+        f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
+        f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
+        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens; "
+        f"server log {opts.log_path}",
+        flush=True,
+    )
+    signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
     with LlamaServer(opts) as srv:
         extra["llama_server"] = " ".join(srv.command()[1:])
         cfg = BenchConfig(
@@ -146,17 +148,46 @@ def _demo(args: argparse.Namespace, levels: list[int], out: Path) -> int:
             lag_threshold_s=args.lag_threshold,
             seed=args.seed,
             request_timeout_s=args.request_timeout,
-            out_dir=out,
-            floor=Floor(cost, hw),
+            out_dir=args.out,
+            floor=floor,
             command=["inferlab", *sys.argv[1:]],
             extra=extra,
         )
-        result = execute(cfg, no_plots=True, hooks=_WatchServer(srv))
+        return execute(cfg, no_plots=True, hooks=_WatchServer(srv))
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.commands.bench import check_sizes
+
+    if args.rate:
+        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
+    if args.gguf is not None and not args.gguf.is_file():
+        raise InferlabError(f"--gguf {args.gguf}: no such file")
+    _, requests, out_tokens = plan(args)
+    args.requests_per_level, args.output_tokens = requests, out_tokens
+    check_sizes(args)
+    # One run per folder; a demo refused or stopped before writing leaves nothing behind.
+    with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
+        args.out = out
+        return _demo_in(args)
+
+
+def _demo_in(args: argparse.Namespace) -> int:
+    from inferlab.commands.report import render_run
+    from inferlab.engines.bundled import smollm2_gguf_path
+    from inferlab.report.reading import read_sweep
+
+    cores = os.cpu_count() or 1
+    pr = _probe(args.quick)
+    gguf = args.gguf or smollm2_gguf_path()
+    floor = _floor(gguf)
+    threads = args.threads or max(1, cores - 1)
+    result = _serve_and_sweep(args, gguf, floor, _extra(pr, threads, cores))
     print("4/4 report")
     for line in read_sweep(result.summary):
         print("  " + line)
-    report = render_run(out, result.summary)
+    report = render_run(args.out, result.summary)
     print(f"report: {report}")
-    if args.strict and any(w["severity"] != "info" for w in result.summary["warnings"]):
+    if args.strict and any(w.severity != "info" for w in result.summary.warnings):
         return 1
     return 0
