@@ -24,6 +24,7 @@ _VERBS = {
     "report": "report",
     "simulate": "simulate",
     "plan": "plan",
+    "engine-bench": "engine_bench",
 }
 
 

@@ -23,8 +23,10 @@ from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.bench.runner import Level, LevelRun, lag_p99_s, run_level
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts
+from inferlab.engines.engine_result import EngineBench
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
+from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
 from inferlab.specs.cost import ModelCost
@@ -61,6 +63,7 @@ class BenchConfig:
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the demo's server/probe facts
+    engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
 
 
 @dataclass(slots=True)
@@ -143,7 +146,7 @@ def build_summary(
         s, w = _level_block(cfg, run)
         levels.append(s)
         warns.extend(w)
-    return {
+    summary: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": f"inferlab {__version__}",
         "command": cfg.command,
@@ -180,6 +183,9 @@ def build_summary(
         "levels": levels,
         "warnings": warns,
     }
+    if cfg.engine is not None:
+        apply_engine_baseline(summary, cfg.engine)
+    return summary
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

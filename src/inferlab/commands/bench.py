@@ -78,6 +78,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--floor-weight-dtype", default="bf16")
     g.add_argument("--floor-kv-dtype", default="bf16")
     g.add_argument("--floor-tp", type=int, default=1)
+    p.add_argument(
+        "--engine-baseline",
+        type=Path,
+        help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
+    )
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
     p.set_defaults(run=run)
 
@@ -157,8 +162,10 @@ def strict_failures(summary: dict[str, Any]) -> list[dict[str, str]]:
 
 def run(args: argparse.Namespace) -> int:
     from inferlab.bench.benchmark import BenchConfig
+    from inferlab.engines.llama_bench import load_engine_bench
 
     check_sizes(args)
+    engine = load_engine_bench(args.engine_baseline) if args.engine_baseline else None
     cfg = BenchConfig(
         url=args.url,
         model=args.model,
@@ -177,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         out_dir=args.out or default_out(),
         floor=resolve_floor(args),
         command=["inferlab", *sys.argv[1:]],
+        engine=engine,
     )
     result = execute(cfg, args.no_plots)
     if args.json:

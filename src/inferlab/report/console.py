@@ -48,7 +48,24 @@ def sweep_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 "-" if mbu is None else f"{mbu:.0%}",
             ]
         )
+    _insert_floor_engine(summary, head, rows)
     return head, rows
+
+
+def _insert_floor_engine(summary: dict[str, Any], head: list[str], rows: list[list[str]]) -> None:
+    """floor / engine alone columns just before the served TPOT, when the run has them."""
+    levels = summary["levels"]
+    at = head.index("TPOT p50 ms")
+    cols: list[tuple[str, list[str]]] = []
+    if any(lv.get("predicted_step_time_s") for lv in levels):
+        cols.append(("floor ms", [_ms(lv.get("predicted_step_time_s")) for lv in levels]))
+    if any(lv.get("engine") for lv in levels):
+        steps = [(lv.get("engine") or {}).get("engine_step_time_s") for lv in levels]
+        cols.append(("engine ms", [_ms(x) for x in steps]))
+    for name, cells in reversed(cols):
+        head.insert(at, name)
+        for row, cell in zip(rows, cells, strict=True):
+            row.insert(at, cell)
 
 
 def print_sweep(summary: dict[str, Any]) -> None:

@@ -144,6 +144,39 @@ def mbu_per_level(summary: dict[str, Any], path: Path) -> Path | None:
     return path
 
 
+def time_split(summary: dict[str, Any], path: Path) -> Path | None:
+    """Per level, a stacked bar: floor / kernels (engine - floor) / serving (served - engine)."""
+    levels = [lv for lv in summary["levels"] if lv.get("engine")]
+    if not levels:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    labels = [lv["label"] for lv in levels]
+    splits = [lv["engine"] for lv in levels]
+    has_floor = all(e["floor_s"] is not None for e in splits)
+    base = [0.0] * len(levels)
+    parts = [("kernels (engine - floor)", "kernel_overhead_s", "tab:orange")]
+    if has_floor:
+        parts.insert(0, ("floor (bytes / bandwidth)", "floor_s", "tab:green"))
+    else:
+        parts = [("engine alone", "engine_step_time_s", "tab:orange")]
+    parts.append(("serving (served - engine)", "serving_overhead_s", "tab:blue"))
+    for name, key, color in parts:
+        # A negative serving part (served below the engine) is drawn as nothing: see the dots.
+        h = [max(0.0, e[key]) * 1e3 for e in splits]
+        ax.bar(labels, h, bottom=base, color=color, label=name)
+        base = [b + x for b, x in zip(base, h, strict=True)]
+    ax.plot(labels, [e["served_tpot_s"] * 1e3 for e in splits], "ko", label="served TPOT p50")
+    ax.set_ylabel("time per output token (ms)")
+    ax.set_title("Where the time goes: floor, engine kernels, serving")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def predicted_curve(summary: dict[str, Any], cost: Any, hw: Any) -> list[tuple[int, float, float]]:
     from inferlab.physics.decode import decode_point
 
@@ -166,4 +199,7 @@ def render_all(
     m = mbu_per_level(summary, out_dir / "mbu.png")
     if m:
         made.append(m)
+    split = time_split(summary, out_dir / "time_split.png")
+    if split:
+        made.append(split)
     return made

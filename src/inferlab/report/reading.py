@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferlab.metrics.decomposition import read_engine
 from inferlab.units import fmt_bandwidth, fmt_bytes
 
 
@@ -57,6 +58,7 @@ def read_sweep(summary: dict[str, Any]) -> list[str]:
             f"{t1 / pred:.1f}x above it (MBU {first['mbu']:.0%}), as real systems do: the floor "
             "says where the ceiling is, not where you are."
         )
+    out.extend(read_engine(summary))
     return out
 
 
