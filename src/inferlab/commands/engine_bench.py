@@ -35,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--ctx-per-slot", type=int, help="KV cells per sequence (prompt+output+64)")
     p.add_argument("--repetitions", type=int, default=3, help="llama-bench repetitions (3)")
     p.add_argument(
+        "--passes", type=int, default=2, help="batched-bench passes, the fastest kept (2)"
+    )
+    p.add_argument(
         "--quick",
         action="store_true",
         help=f"batches <= {QUICK_MAX_BATCH}, {QUICK_OUTPUT_TOKENS} output tokens, 2 repetitions",
@@ -65,6 +68,7 @@ def config_from(args: argparse.Namespace) -> Any:
         output_tokens=output,
         ctx_per_slot=args.ctx_per_slot or args.prompt + output + 64,
         repetitions=reps,
+        passes=args.passes,
         timeout_s=args.timeout,
         bin_dir=args.bin_dir,
     )
@@ -72,11 +76,15 @@ def config_from(args: argparse.Namespace) -> Any:
 
 def result_lines(eb: Any) -> list[str]:
     """The result as the console shows it: one row per batch, then the lone runs and noise."""
-    head = ("batch", "step ms", "tok/s total", "prefill s", "prefill tok/s")
-    rows = [f"{head[0]:>5}  {head[1]:>8}  {head[2]:>11}  {head[3]:>9}  {head[4]:>13}"]
+    head = ("batch", "step ms", "spread", "noise ms", "tok/s total", "prefill s", "prefill tok/s")
+    rows = [
+        f"{head[0]:>5}  {head[1]:>8}  {head[2]:>6}  {head[3]:>8}  {head[4]:>11}  {head[5]:>9}  "
+        f"{head[6]:>13}"
+    ]
     for s in eb.steps:
         rows.append(
-            f"{s.batch:>5}  {s.step_time_s * 1e3:>8.1f}  {s.tokens_per_s_total:>11.1f}  "
+            f"{s.batch:>5}  {s.step_time_s * 1e3:>8.1f}  {s.spread_rel:>6.1%}  "
+            f"{eb.noise_s(s.batch) * 1e3:>8.2f}  {s.tokens_per_s_total:>11.1f}  "
             f"{s.prefill_s:>9.3f}  {s.prefill_tokens_per_s:>13.1f}"
         )
     pp, tg = eb.prefill, eb.decode
@@ -85,8 +93,9 @@ def result_lines(eb: Any) -> list[str]:
         f"({pp.tokens_per_s:.0f} tok/s, {len(pp.samples_s)} runs)",
         f"lone generation ({tg.test}): {tg.per_token_s * 1e3:.2f} ms per token +- "
         f"{tg.rel_stddev:.1%} ({len(tg.samples_s)} runs)",
-        f"noise of a step: {eb.noise_rel:.1%} (2 stddev of the repetitions, or the two tools' "
-        "batch-1 disagreement if larger)",
+        f"step: the fastest of {len(eb.steps[0].step_samples_s)} pass(es); noise: the larger "
+        f"of {eb.noise_rel:.1%} (2 stddev of the lone repeats, or the tools' batch-1 "
+        "disagreement) and the spread of the passes",
         f"CPU: the engine got {eb.cpu_fraction:.0%} of its {eb.threads} thread(s)' time",
     ]
     return rows

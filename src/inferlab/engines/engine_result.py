@@ -7,7 +7,7 @@ step is derived from the repetitions, so a served TPOT can be held against it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inferlab.errors import InferlabError
@@ -24,7 +24,11 @@ class EngineBenchError(InferlabError):
 
 @dataclass(frozen=True, slots=True)
 class BatchStep:
-    """One llama-batched-bench row: B sequences prefilled together, then decoded together."""
+    """llama-batched-bench at one batch: B sequences prefilled together, then decoded together.
+
+    With several passes the times are the best pass (a busy machine only slows a run, as
+    for the bandwidth probe); `step_samples_s` keeps every pass, their spread is noise.
+    """
 
     batch: int
     prompt_tokens: int
@@ -38,13 +42,42 @@ class BatchStep:
     n_batch: int
     n_ubatch: int
     threads: int
+    step_samples_s: tuple[float, ...]  # one per pass, in the order they ran
+
+    @property
+    def spread_rel(self) -> float:
+        """(slowest - fastest) / fastest pass: 0 with one pass."""
+        lo = min(self.step_samples_s)
+        return (max(self.step_samples_s) - lo) / lo if lo > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
+        d = {k: getattr(self, k) for k in self.__slots__}
+        d["step_samples_s"] = list(self.step_samples_s)
+        return d | {"spread_rel": self.spread_rel}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> BatchStep:
-        return cls(**{k: d[k] for k in cls.__slots__})
+        return cls(
+            **{k: d[k] for k in cls.__slots__} | {"step_samples_s": tuple(d["step_samples_s"])}
+        )
+
+
+def best_of_passes(rows: tuple[BatchStep, ...]) -> tuple[BatchStep, ...]:
+    """One BatchStep per batch from several passes: the fastest pass, every pass kept."""
+    out = []
+    for b in sorted({r.batch for r in rows}):
+        runs = [r for r in rows if r.batch == b]
+        best = min(runs, key=lambda r: r.step_time_s)
+        prefill = min(r.prefill_s for r in runs)
+        out.append(
+            replace(
+                best,
+                prefill_s=prefill,
+                prefill_tokens_per_s=b * best.prompt_tokens / prefill,
+                step_samples_s=tuple(r.step_time_s for r in runs),
+            )
+        )
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +153,28 @@ class EngineBench:
 
     @property
     def noise_rel(self) -> float:
-        """Relative noise of a step, measured: the larger of 2 stddev of llama-bench's
+        """Relative noise of any step, measured: the larger of 2 stddev of llama-bench's
         repeated generation and the two tools' disagreement on the same batch-1 step."""
         rel = NOISE_SIGMAS * self.decode.rel_stddev
         one = self.step_at(1)
         if one is not None and self.decode.per_token_s > 0:
             rel = max(rel, abs(one[0] - self.decode.per_token_s) / self.decode.per_token_s)
         return rel
+
+    def noise_s(self, batch: int) -> float:
+        """The noise of the step at `batch`: noise_rel, or the spread of its passes (of the
+        two measured batches around it) if larger."""
+        at = self.step_at(batch)
+        if at is None:
+            return 0.0
+        near = [s for s in self.steps if s.batch == batch] or [
+            s for s in self.steps if s.batch in self._neighbours(batch)
+        ]
+        return at[0] * max([self.noise_rel, *(s.spread_rel for s in near)])
+
+    def _neighbours(self, batch: int) -> tuple[int, int]:
+        batches = [s.batch for s in self.steps]
+        return max(b for b in batches if b < batch), min(b for b in batches if b > batch)
 
     @property
     def cpu_fraction(self) -> float:
@@ -139,10 +187,9 @@ class EngineBench:
         by = {s.batch: s.step_time_s for s in self.steps}
         if batch in by:
             return by[batch], "measured"
-        lo = max((b for b in by if b < batch), default=None)
-        hi = min((b for b in by if b > batch), default=None)
-        if lo is None or hi is None:
+        if not by or not min(by) < batch < max(by):
             return None
+        lo, hi = self._neighbours(batch)
         # The step grows about linearly with the batch between two measured ones.
         return by[lo] + (by[hi] - by[lo]) * (batch - lo) / (hi - lo), "interpolated"
 

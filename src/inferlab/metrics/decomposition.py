@@ -46,6 +46,12 @@ class EngineSplit:
     def faster_than_engine(self) -> bool:
         return self.served_tpot_s < self.engine_step_time_s - self.engine_noise_s
 
+    @property
+    def below_floor(self) -> bool:
+        return self.floor_s is not None and self.engine_step_time_s < (
+            self.floor_s - self.engine_noise_s
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
 
@@ -99,7 +105,7 @@ def split_level(lv: dict[str, Any], engine: EngineBench) -> EngineSplit | None:
     if at is None:
         return None
     step, source = at
-    parts = split_time(served, step, step * engine.noise_rel, lv.get("predicted_step_time_s"))
+    parts = split_time(served, step, engine.noise_s(batch), lv.get("predicted_step_time_s"))
     return EngineSplit(batch=batch, batch_source=source, **parts)
 
 
@@ -153,6 +159,17 @@ def faster_than_engine(label: str, s: EngineSplit) -> dict[str, str]:
     )
 
 
+def below_floor(label: str, s: EngineSplit) -> dict[str, str]:
+    return warning(
+        "engine_below_floor",
+        label,
+        "warning",
+        f"the engine alone stepped in {s.engine_step_time_s * 1e3:.3g} ms at batch {s.batch}, "
+        f"below the floor {(s.floor_s or 0.0) * 1e3:.3g} ms: the floor's bandwidth or FLOPS "
+        "figure is too low (a probe on a busy machine?)",
+    )
+
+
 def apply_engine_baseline(summary: dict[str, Any], engine: EngineBench) -> None:
     """Add `engine_baseline` to the run and an `engine` split to every level, with warnings."""
     summary["engine_baseline"] = engine.to_json()
@@ -162,6 +179,8 @@ def apply_engine_baseline(summary: dict[str, Any], engine: EngineBench) -> None:
         lv["engine"] = None if s is None else s.to_json()
         if s is not None and s.faster_than_engine:
             warns.append(faster_than_engine(lv["label"], s))
+        if s is not None and s.below_floor:
+            warns.append(below_floor(lv["label"], s))
     summary["warnings"] = list(summary["warnings"]) + warns
 
 
@@ -190,6 +209,11 @@ def read_engine(summary: dict[str, Any]) -> list[str]:
         f"Where the time goes at {label}: {' '.join(parts)}; the largest share is "
         f"{PART_WORDS[s.largest]}."
     ]
+    if min(s.kernel_overhead_s or 0.0, s.serving_overhead_s) < 0:
+        out.append(
+            "A negative part means the two measurements it lies between disagree (see the "
+            "warnings): read the split with care."
+        )
     if len(splits) > 1:
         serv = [x.serving_share for _, x in splits]
         most = max(splits, key=lambda p: p[1].serving_share)
