@@ -166,6 +166,15 @@ def time_split(summary: dict[str, Any], path: Path) -> Path | None:
         h = [max(0.0, e[key]) * 1e3 for e in splits]
         ax.bar(labels, h, bottom=base, color=color, label=name)
         base = [b + x for b, x in zip(base, h, strict=True)]
+    ax.errorbar(
+        labels,
+        [e["engine_step_time_s"] * 1e3 for e in splits],
+        yerr=[e["engine_noise_s"] * 1e3 for e in splits],
+        fmt="none",
+        ecolor="dimgray",
+        capsize=4,
+        label="engine alone +- its noise",
+    )
     ax.plot(labels, [e["served_tpot_s"] * 1e3 for e in splits], "ko", label="served TPOT p50")
     ax.set_ylabel("time per output token (ms)")
     ax.set_title("Where the time goes: floor, engine kernels, serving")
