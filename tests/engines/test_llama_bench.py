@@ -167,6 +167,11 @@ def test_batch_skipped_for_context_is_an_error(tmp_path: Path) -> None:
 def test_missing_binary_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(EngineBenchError, match=f"{BATCHED_BENCH} not found in {tmp_path}"):
         run_engine_bench(_cfg(tmp_path))
+    _replay(tmp_path)
+    (tmp_path / LLAMA_BENCH).unlink()
+    with pytest.raises(EngineBenchError, match=f"{LLAMA_BENCH} not found in {tmp_path}"):
+        run_engine_bench(_cfg(tmp_path))
+    assert not (tmp_path / "bb.args").exists()  # nothing ran before the check
 
 
 def test_unloadable_gguf_reports_the_tools_own_error(tmp_path: Path) -> None:
@@ -181,12 +186,27 @@ def test_unloadable_gguf_reports_the_tools_own_error(tmp_path: Path) -> None:
 
 
 def test_crash_and_hang_are_one_line(tmp_path: Path) -> None:
+    _replay(tmp_path)
     _script(tmp_path, BATCHED_BENCH, "echo 'ggml_abort: boom' >&2\nkill -SEGV $$")
     with pytest.raises(EngineBenchError, match=r"crashed \(signal 11\): ggml_abort: boom"):
         run_engine_bench(_cfg(tmp_path))
     _script(tmp_path, BATCHED_BENCH, "exec sleep 30")
-    with pytest.raises(EngineBenchError, match="ran past its 1 s budget"):
-        run_engine_bench(_cfg(tmp_path, timeout_s=1.0))
+    with pytest.raises(EngineBenchError, match=r"llama-batched-bench ran past its \d s budget"):
+        run_engine_bench(_cfg(tmp_path, timeout_s=2.0))
+    _script(tmp_path, LLAMA_BENCH, "exec sleep 30")  # first, with a quarter of the budget
+    with pytest.raises(EngineBenchError, match="llama-bench ran past its 0 s budget"):
+        run_engine_bench(_cfg(tmp_path, timeout_s=0.4))
+
+
+def test_budget_reached_after_a_full_pass_keeps_the_rows_printed(tmp_path: Path) -> None:
+    _replay(tmp_path)
+    # One full pass printed, then the second pass never ends: the budget stops it.
+    _script(tmp_path, BATCHED_BENCH, f"cat {BB_QUICK}\nexec sleep 30")
+    eb = run_engine_bench(_cfg(tmp_path, timeout_s=2.0))
+    assert [s.batch for s in eb.steps] == [1, 2, 4]
+    assert all(len(s.step_samples_s) == 1 for s in eb.steps)
+    assert eb.runs[1].timed_out and not eb.runs[0].timed_out
+    assert 1.0 <= eb.runs[1].wall_s < 10.0
 
 
 def test_bad_config_is_refused_before_running(tmp_path: Path) -> None:

@@ -88,13 +88,15 @@ def result_lines(eb: Any) -> list[str]:
             f"{s.prefill_s:>9.3f}  {s.prefill_tokens_per_s:>13.1f}"
         )
     pp, tg = eb.prefill, eb.decode
+    passes = "/".join(str(len(s.step_samples_s)) for s in eb.steps)
+    budget = ", budget reached" if any(r.timed_out for r in eb.runs) else ""
     rows += [
         f"lone prefill ({pp.test}): {pp.mean_s:.3g} s +- {pp.stddev_s:.2g} s "
         f"({pp.tokens_per_s:.0f} tok/s, {len(pp.samples_s)} runs)",
         f"lone generation ({tg.test}): {tg.per_token_s * 1e3:.2f} ms per token +- "
         f"{tg.rel_stddev:.1%} ({len(tg.samples_s)} runs)",
-        f"step: the fastest of {len(eb.steps[0].step_samples_s)} pass(es); noise: the larger "
-        f"of {eb.noise_rel:.1%} (2 stddev of the lone repeats, or the tools' batch-1 "
+        f"step: the fastest of the passes ({passes} per batch{budget}); noise: the larger of "
+        f"{eb.noise_rel:.1%} (2 stddev of the lone repeats, or the tools' batch-1 "
         "disagreement) and the spread of the passes",
         f"CPU: the engine got {eb.cpu_fraction:.0%} of its {eb.threads} thread(s)' time",
     ]

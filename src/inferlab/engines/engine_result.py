@@ -125,13 +125,19 @@ class ProcessRun:
     command: tuple[str, ...]
     wall_s: float
     cpu_s: float
+    timed_out: bool = False  # stopped at its budget; what it had printed was kept
 
     def to_json(self) -> dict[str, Any]:
-        return {"command": list(self.command), "wall_s": self.wall_s, "cpu_s": self.cpu_s}
+        return {
+            "command": list(self.command),
+            "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
+            "timed_out": self.timed_out,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ProcessRun:
-        return cls(tuple(d["command"]), d["wall_s"], d["cpu_s"])
+        return cls(tuple(d["command"]), d["wall_s"], d["cpu_s"], d["timed_out"])
 
 
 @dataclass(frozen=True, slots=True)

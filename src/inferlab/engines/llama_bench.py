@@ -3,7 +3,8 @@
 `llama-batched-bench` prefills B prompts of `pp` tokens, then decodes the B
 sequences together for `tg` steps, with no HTTP and no scheduler: its
 t_tg / tg is the engine's step time at batch B, the number a served TPOT at
-concurrency B is compared with. `llama-bench` repeats a lone prefill (pp) and
+concurrency B is compared with (the fastest of a few passes over all batches:
+on a shared machine other work only slows a pass). `llama-bench` repeats a lone prefill (pp) and
 a lone generation (tg) `r` times: its mean and stddev give the prefill rate and
 the run-to-run noise of a step. Both are read from their JSONL output
 (`--output-format jsonl`, `-o jsonl`), never from their Markdown tables.
@@ -36,6 +37,8 @@ RESULT_NAME = "engine_bench.json"
 
 @dataclass(frozen=True, slots=True)
 class EngineBenchConfig:
+    """What to run: the same model, threads, context and lengths as the sweep."""
+
     gguf: Path
     threads: int
     batches: tuple[int, ...]
@@ -160,27 +163,39 @@ def _last_error(stderr: str) -> str:
     return (errs or lines or ["(no output)"])[-1][:200]
 
 
-def run_tool(cmd: list[str], timeout_s: float) -> tuple[str, ProcessRun]:
-    """Run one benchmark binary to completion; any failure is one EngineBenchError line."""
+def run_tool(cmd: list[str], timeout_s: float, partial_ok: bool = False) -> tuple[str, ProcessRun]:
+    """Run one benchmark binary; any failure is one EngineBenchError line.
+
+    With `partial_ok`, a run stopped at its budget returns the rows it had printed
+    (each row is complete when printed; the caller checks which batches are there).
+    """
     tool = Path(cmd[0]).name
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as e:
+        if partial_ok and e.stdout:
+            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout
+            return out, _accounted(cmd, t0, before, timed_out=True)
         raise EngineBenchError(
             f"{tool} ran past its {timeout_s:.0f} s budget; use --quick or fewer batches"
         ) from None
     except OSError as e:
         raise EngineBenchError(f"cannot start {tool}: {e.strerror or e}") from None
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode < 0:
         raise EngineBenchError(f"{tool} crashed (signal {-p.returncode}): {_last_error(p.stderr)}")
     if p.returncode != 0:
         raise EngineBenchError(f"{tool} failed (exit {p.returncode}): {_last_error(p.stderr)}")
+    return p.stdout, _accounted(cmd, t0, before)
+
+
+def _accounted(
+    cmd: list[str], t0: float, before: resource.struct_rusage, timed_out: bool = False
+) -> ProcessRun:
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return p.stdout, ProcessRun(tuple(cmd), wall, cpu)
+    return ProcessRun(tuple(cmd), time.perf_counter() - t0, cpu, timed_out)
 
 
 def batched_command(cfg: EngineBenchConfig) -> list[str]:
@@ -218,25 +233,33 @@ def check_config(cfg: EngineBenchConfig) -> None:
 
 
 def run_engine_bench(cfg: EngineBenchConfig) -> EngineBench:
-    """Both binaries, within cfg.timeout_s in all; the result typed and checked."""
+    """Both binaries within cfg.timeout_s in all; the result typed and checked.
+
+    llama-bench (short: one sequence) runs first with at most a quarter of the budget;
+    llama-batched-bench gets the rest, and if it runs out after a first full pass over
+    the batches the passes it finished are kept (the run records that it timed out).
+    """
     check_config(cfg)
+    batched, lone = batched_command(cfg), bench_command(cfg)  # both binaries exist
     deadline = time.monotonic() + cfg.timeout_s
-    text, run_b = run_tool(batched_command(cfg), cfg.timeout_s)
-    steps = best_of_passes(parse_batched_bench(text))
-    missing = sorted(set(cfg.batches) - {s.batch for s in steps})
-    if missing:  # batched-bench silently skips a batch whose KV does not fit the context
-        raise EngineBenchError(
-            f"{BATCHED_BENCH} skipped batch {missing} (context {cfg.ctx_size} too small)"
-        )
-    left = deadline - time.monotonic()
-    if left <= 1:
-        raise EngineBenchError(f"{BATCHED_BENCH} used the whole {cfg.timeout_s:.0f} s budget")
-    text, run_l = run_tool(bench_command(cfg), left)
+    text, run_l = run_tool(lone, cfg.timeout_s / 4)
     tests, facts = parse_llama_bench(text)
     pp = next((t for t in tests if t.test == f"pp{cfg.prompt_tokens}"), None)
     tg = next((t for t in tests if t.test == f"tg{cfg.output_tokens}"), None)
     if pp is None or tg is None:
         raise EngineBenchError(f"{LLAMA_BENCH}: no pp/tg result in its output")
+    text, run_b = run_tool(batched, max(1.0, deadline - time.monotonic()), partial_ok=True)
+    steps = best_of_passes(parse_batched_bench(text))
+    missing = sorted(set(cfg.batches) - {s.batch for s in steps})
+    if missing and run_b.timed_out:
+        raise EngineBenchError(
+            f"{BATCHED_BENCH} ran past the {cfg.timeout_s:.0f} s budget before batch "
+            f"{missing[0]}; use --quick or fewer batches"
+        )
+    if missing:  # batched-bench silently skips a batch whose KV does not fit the context
+        raise EngineBenchError(
+            f"{BATCHED_BENCH} skipped batch {missing} (context {cfg.ctx_size} too small)"
+        )
     return EngineBench(
         gguf=str(cfg.gguf),
         model_type=facts["model_type"],
@@ -247,7 +270,7 @@ def run_engine_bench(cfg: EngineBenchConfig) -> EngineBench:
         steps=steps,
         prefill=pp,
         decode=tg,
-        runs=(run_b, run_l),
+        runs=(run_l, run_b),
         build=facts["build"],
         cpu_info=facts["cpu_info"],
     )

@@ -134,6 +134,16 @@ def _mismatch(summary: dict[str, Any], engine: EngineBench) -> list[dict[str, st
                 f"the engine baseline used {engine.threads} thread(s), the server {threads}",
             )
         )
+    if any(r.timed_out for r in engine.runs):
+        passes = ", ".join(f"b={s.batch}: {len(s.step_samples_s)}" for s in engine.steps)
+        out.append(
+            warning(
+                "engine_budget",
+                "run",
+                "info",
+                f"the engine benchmark reached its time budget; passes kept per batch: {passes}",
+            )
+        )
     if engine.cpu_fraction < 0.8:
         out.append(
             warning(
