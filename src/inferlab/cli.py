@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 
-from inferlab import __version__
+from inferlab import __version__, signals
 from inferlab.errors import InferlabError
 
 # verb module -> imported only when its verb runs, so `inferlab floor` starts instantly.
@@ -57,14 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(verb if verb in _VERBS else None)
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
+        with signals.handled():  # SIGTERM/SIGHUP take the KeyboardInterrupt path below
+            code: int = args.run(args)
         return code
     except InferlabError as e:
         print(f"inferlab {args.verb}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"inferlab {args.verb}: interrupted", file=sys.stderr)
-        return 130
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            print(signals.stop_line(args.verb), file=sys.stderr)
+        return signals.exit_code()  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP
 
 
 if __name__ == "__main__":

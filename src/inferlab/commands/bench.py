@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from inferlab import signals
 from inferlab.commands.common import (
     BANDWIDTH,
     FLOPS,
@@ -133,9 +134,8 @@ def execute(cfg: Any, no_plots: bool, hooks: Any = None) -> Any:
         result = event_loop_runner()(run_benchmark(cfg, hooks))
     except KeyboardInterrupt:
         hooks.close()
-        print(
-            f"interrupted: completed records and the summary are in {cfg.out_dir}", file=sys.stderr
-        )
+        if (cfg.out_dir / "summary.json").exists():  # none if stopped before the first level
+            signals.kept(f"completed records and summary.json (interrupted) are in {cfg.out_dir}")
         raise
     finally:
         hooks.close()

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inferlab import signals
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.errors import InferlabError
 from inferlab.report.console import ProgressHooks
@@ -166,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
         f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
-        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens",
+        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens; "
+        f"server log {opts.log_path}",
         flush=True,
     )
     extra = {
@@ -179,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
         "bandwidth_basis": "read rate: decode streams weights and KV in and writes ~nothing",
         **engine_facts,
     }
+    signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
     with LlamaServer(opts) as srv:
         extra["llama_server"] = " ".join(srv.command()[1:])
         cfg = BenchConfig(

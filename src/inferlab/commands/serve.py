@@ -1,4 +1,8 @@
-"""`inferlab serve`: the embedded llama.cpp server with the bundled SmolLM2 model."""
+"""`inferlab serve`: the embedded llama.cpp server with the bundled SmolLM2 model.
+
+Ctrl-C, SIGTERM and SIGHUP stop the server; it also dies with this process if
+that is killed outright. Its log goes to --log or the user's state directory.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 import time
 from pathlib import Path
 
+from inferlab import signals
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
 
@@ -16,7 +21,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--parallel", type=int, default=4, help="slots = concurrent streams (4)")
     p.add_argument("--ctx-per-slot", type=int, default=1024, help="context tokens per slot")
     p.add_argument("--threads", type=int, help="CPU threads (all cores but one)")
-    p.add_argument("--log", type=Path, default=Path("llama-server.log"))
+    p.add_argument(
+        "--log", type=Path, help="server log file (<user state dir>/inferlab/logs/... if omitted)"
+    )
     p.set_defaults(run=run)
 
 
@@ -24,14 +31,17 @@ def run(args: argparse.Namespace) -> int:
     opts = ServerOptions(
         args.gguf, args.port, args.parallel, args.ctx_per_slot, args.threads, args.log
     )
-    with LlamaServer(opts) as srv:
+    srv = LlamaServer(opts)
+    signals.kept(f"llama-server stopped; its log is {srv.log_path}")  # also if stopped loading
+    with srv:
         print(
             f"llama-server ready: {srv.base_url}  ({srv.gguf.name}, {opts.parallel} slots, "
-            f"{srv.threads} threads, log {srv.log_path}); Ctrl-C stops it"
+            f"{srv.threads} threads, log {srv.log_path}); Ctrl-C or SIGTERM stops it"
         )
         print(
             f"try: uv run inferlab bench --url {srv.base_url} --concurrency 1,2,4 "
-            f"--floor-gguf {srv.gguf} --floor-hardware this-machine"
+            f"--floor-gguf {srv.gguf} --floor-hardware this-machine",
+            flush=True,  # a supervisor reading a pipe sees the URL now, not at exit
         )
         while srv.alive():
             time.sleep(0.5)

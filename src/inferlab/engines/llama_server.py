@@ -1,7 +1,9 @@
 """A real llama.cpp `llama-server` on 127.0.0.1: started, waited for, stopped cleanly.
 
-Its log goes to a file kept with the results. A crash before it is healthy,
-a port in use, or a missing model file is one clear error.
+Its log goes to a file kept with the results (or, when no path is given, to the
+user's state directory: never into the current directory by surprise). A crash
+before it is healthy, a port in use, or a missing model file is one clear error.
+The server dies with inferlab however inferlab ends (see engines/lifetime.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 
 from inferlab.engines.bundled import llama_server_path, smollm2_gguf_path
+from inferlab.engines.lifetime import die_with_parent
 from inferlab.errors import InferlabError
 
 
@@ -38,6 +41,14 @@ def port_in_use(port: int) -> bool:
     return False
 
 
+def default_log_path(port: int) -> Path:
+    """<user state dir>/inferlab/logs/llama-server-<time>-<port>.log (XDG_STATE_HOME on Linux)."""
+    from platformdirs import user_state_path
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return user_state_path("inferlab") / "logs" / f"llama-server-{stamp}-{port}.log"
+
+
 @dataclass(slots=True)
 class ServerOptions:
     gguf: Path | None = None  # default: the bundled SmolLM2 file
@@ -45,7 +56,7 @@ class ServerOptions:
     parallel: int = 4  # slots: one per concurrent stream
     ctx_per_slot: int = 1024
     threads: int | None = None  # default: all cores but one, so a client keeps room
-    log_path: Path | None = None
+    log_path: Path | None = None  # default: default_log_path(port)
     extra_args: list[str] = field(default_factory=list)
 
     def resolved_threads(self) -> int:
@@ -67,7 +78,7 @@ class LlamaServer:
             )
         self.port = opts.port or free_port()
         self.threads = opts.resolved_threads()
-        self.log_path = opts.log_path or Path(f"llama-server-{self.port}.log")
+        self.log_path = opts.log_path or default_log_path(self.port)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -106,12 +117,24 @@ class LlamaServer:
         log = self.log_path.open("wb")
         try:
             self.proc = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C reaches inferlab only; it stops the server
+                preexec_fn=die_with_parent(),
             )
-        except OSError as e:
+        except (OSError, subprocess.SubprocessError) as e:
             raise InferlabError(f"cannot start llama-server: {e}") from e
         finally:
             log.close()
+        try:
+            return self._wait_healthy(timeout_s)
+        except BaseException:  # a signal while loading must not leave a half-started server
+            self.stop()
+            raise
+
+    def _wait_healthy(self, timeout_s: float) -> LlamaServer:
+        assert self.proc is not None
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -122,7 +145,6 @@ class LlamaServer:
             if self.healthy():
                 return self
             time.sleep(0.2)
-        self.stop()
         raise InferlabError(
             f"llama-server was not healthy after {timeout_s:.0f} s; see {self.log_path}"
         )

@@ -27,6 +27,7 @@ from typing import Any
 from aiohttp import web
 
 from inferlab.bench.workload import prompt_sha1
+from inferlab.engines.lifetime import die_with_parent
 
 SCENARIOS = (
     "fake",
@@ -208,6 +209,7 @@ def running_fake_server(
         ],
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=die_with_parent(),  # a killed test run leaves no server behind
     )
     try:
         assert proc.stdout is not None
