@@ -29,6 +29,7 @@ from inferlab.engines.engine_result import (
     Repeated,
     best_of_passes,
 )
+from inferlab.engines.lifetime import die_with_parent
 
 BATCHED_BENCH = "llama-batched-bench"
 LLAMA_BENCH = "llama-bench"
@@ -173,7 +174,14 @@ def run_tool(cmd: list[str], timeout_s: float, partial_ok: bool = False) -> tupl
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        p = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            preexec_fn=die_with_parent(),  # a killed inferlab leaves no benchmark running
+        )
     except subprocess.TimeoutExpired as e:
         if partial_ok and e.stdout:
             out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout
