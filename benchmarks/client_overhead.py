@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
-from inferlab.bench.records import read_records
 from inferlab.bench.runner import Level
+from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 
 

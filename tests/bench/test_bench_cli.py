@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from inferlab.engines.llama_server import free_port
+from inferlab.jsonio import loads_strict
 
 
 def test_unreachable_url(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -133,6 +134,32 @@ def test_ctrl_c_keeps_records_and_writes_summary(fake_url: str, tmp_path: Path) 
     done = len(records.read_text().splitlines())
     assert done >= 6
     assert s["levels"][0]["requests_ok"] + s["levels"][0]["requests_warmup"] >= done - 2
+
+
+def test_json_prints_the_summary_alone(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code, stdout, err = run_cli(
+        "bench",
+        "--url",
+        fake_url,
+        "--model",
+        "fake",
+        "--concurrency",
+        "1",
+        "--requests-per-level",
+        "2",
+        "--output-tokens",
+        "4",
+        "--prompt-tokens",
+        "4",
+        "--no-plots",
+        "--out",
+        str(tmp_path / "run"),
+        "--json",
+    )
+    assert code == 0, err
+    s = loads_strict(stdout)  # the whole of stdout parses: the table went to stderr
+    assert s["levels"][0]["requests_ok"] == 2
+    assert "inferlab sweep" in err
 
 
 def test_engine_baseline_splits_levels_and_flags_a_server_faster_than_its_engine(

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
-from inferlab.bench.records import read_records
 from inferlab.bench.runner import Level
+from inferlab.records import read_records
 
 from .conftest import fake_server
 
@@ -54,7 +54,7 @@ def server_log(url: str) -> dict[str, Any]:
 
 
 def codes(result: BenchResult) -> set[str]:
-    return {w["code"] for w in result.summary["warnings"]}
+    return {w["code"] for w in result.summary.to_json()["warnings"]}
 
 
 @pytest.mark.parametrize("concurrency", [1, 64])
@@ -64,9 +64,9 @@ def test_timing_truth(tmp_path: Path, concurrency: int) -> None:
         n = 16 if concurrency == 1 else 64
         res = bench(url, tmp_path, levels=(concurrency,), n=n, out_tokens=50)
         log = server_log(url)
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["requests_ok"] == n and lv["requests_early_stop"] == 0
-    origin = res.summary["clock"]["origin_ns"]
+    origin = res.summary.to_json()["clock"]["origin_ns"]
     recs = [r for r in read_records(res.records_path) if r.phase == "measure"]
     true_gaps, true_ttft, true_tpot, lateness, transit = [], [], [], [], []
     for r in recs:
@@ -99,14 +99,14 @@ def test_timing_truth(tmp_path: Path, concurrency: int) -> None:
 
 def test_early_stop_is_flagged(fake_url: str, tmp_path: Path) -> None:
     res = bench(fake_url, tmp_path, model="early-stop", n=3)
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["requests_early_stop"] == 3
     assert "early_stop" in codes(res)
 
 
 def test_multi_token_events_split_and_counted(fake_url: str, tmp_path: Path) -> None:
     res = bench(fake_url, tmp_path, model="multi-token", n=3, out_tokens=20)
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["multi_token_events"] == 3 * 10
     assert lv["completion_tokens_p50"] == 20
     assert lv["gap_s"]["n"] == 3 * 18  # first event's second token has no gap of its own
@@ -118,7 +118,7 @@ def test_error_mid_stream_is_a_failed_record(fake_url: str, tmp_path: Path) -> N
     res = bench(fake_url, tmp_path, model="error-mid-stream", n=2)
     recs = read_records(res.records_path)
     assert all(r.error and "CUDA out of memory" in r.error for r in recs)
-    assert res.summary["levels"][0]["requests_failed"] == 2
+    assert res.summary.to_json()["levels"][0]["requests_failed"] == 2
     assert "requests_failed" in codes(res)
 
 
@@ -138,7 +138,7 @@ def test_connection_drop(fake_url: str, tmp_path: Path) -> None:
 
 def test_malformed_sse_skipped_and_counted(fake_url: str, tmp_path: Path) -> None:
     res = bench(fake_url, tmp_path, model="malformed", n=2, out_tokens=10)
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["requests_ok"] == 2 and lv["requests_early_stop"] == 0
     assert lv["malformed_events"] >= 4
     assert "malformed_events" in codes(res)
@@ -146,7 +146,7 @@ def test_malformed_sse_skipped_and_counted(fake_url: str, tmp_path: Path) -> Non
 
 def test_split_utf8(fake_url: str, tmp_path: Path) -> None:
     res = bench(fake_url, tmp_path, model="split-utf8", n=2, out_tokens=10)
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["requests_ok"] == 2 and lv["malformed_events"] == 0
     assert lv["completion_tokens_p50"] == 10 and lv["streamed_tokens_mismatch"] == 0
 
@@ -158,7 +158,7 @@ def test_prompt_counted_as_output(fake_url: str, tmp_path: Path) -> None:
 
 def test_chat_api(fake_url: str, tmp_path: Path) -> None:
     res = bench(fake_url, tmp_path, n=2, out_tokens=10, api="chat")
-    assert res.summary["levels"][0]["requests_ok"] == 2
+    assert res.summary.to_json()["levels"][0]["requests_ok"] == 2
 
 
 def test_records_and_summary_written(fake_url: str, tmp_path: Path) -> None:
@@ -188,7 +188,7 @@ def test_rate_mode_records_queueing(fake_url: str, tmp_path: Path) -> None:
         out_dir=tmp_path,
     )
     res = asyncio.run(run_benchmark(cfg))
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["rate_per_s"] == 20.0 and lv["requests_ok"] == 10
     assert lv["queue_delay_s"]["max"] is not None and lv["queue_delay_s"]["max"] < 0.05
 
@@ -201,7 +201,7 @@ def test_floor_comparison_and_ceiling(fake_url: str, tmp_path: Path) -> None:
     # A made-up floor: 1 GB per step at 1 TB/s -> 1 ms floor; the fake runs ~11.6 ms/token.
     floor = Floor(ModelCost.stated(1e9), with_overrides(STATED, 1e12, 1e15))
     res = bench(fake_url, tmp_path, n=3, out_tokens=20, floor=floor)
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["predicted_step_time_s"] == pytest.approx(1e-3)
     assert lv["mbu"] == pytest.approx(1e-3 / lv["tpot_s"]["p50"], rel=1e-6)
     assert 0 < lv["mbu"] < 1
@@ -227,7 +227,7 @@ def test_rate_mode_client_queueing_is_queue_delay_not_ttft(tmp_path: Path) -> No
             out_dir=tmp_path,
         )
         res = event_loop_runner()(run_benchmark(cfg))
-    lv = res.summary["levels"][0]
+    lv = res.summary.to_json()["levels"][0]
     assert lv["requests_ok"] == 8
     assert lv["queue_delay_s"]["max"] > 0.5
     assert lv["ttft_s"]["p99"] == pytest.approx(0.03, abs=0.01)

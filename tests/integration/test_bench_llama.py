@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, Floor, run_benchmark
-from inferlab.bench.records import read_records
 from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.probe.memory import measure_bandwidth
+from inferlab.records import read_records
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import STATED, with_overrides
-from inferlab.specs.model import resolve_model
+from inferlab.specs.resolve import resolve_model
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,7 @@ def test_two_level_sweep_forced_length_and_mbu(llama: LlamaServer, tmp_path: Pat
         floor=floor,
     )
     res = asyncio.run(run_benchmark(cfg))
-    s = res.summary
+    s = res.summary.to_json()
     assert s["server"]["kind"] == "llamacpp"
     codes = {w["code"] for w in s["warnings"]}
     assert not codes & {

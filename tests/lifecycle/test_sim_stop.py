@@ -12,7 +12,7 @@ from tests.lifecycle.procs import cpu_s, inferlab, wait_for
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_simulate_stops_with_the_signal_s_exit_code(tmp_path: Path, sig: int, code: int) -> None:
-    load = ["--policy", "continuous", "--rate", "50/s", "--duration", "10h"]  # minutes of work
+    load = ["--policy", "continuous", "--rate", "50/s", "--duration", "5h"]  # minutes of work
     model = ["--model", "llama-3-8b", "--hardware", "h100-sxm"]
     proc = inferlab("simulate", *model, *load, "--out", str(tmp_path / "sim"), cwd=tmp_path)
     try:  # past the imports (~1 s of CPU) and into the simulation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inferlab.physics.levers import expected_tokens_per_verify, levers
+from inferlab.physics.levers import Speculation, expected_tokens_per_verify, levers
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import get_hardware
 
@@ -19,7 +19,7 @@ def test_better_acceptance_speeds_speculation_up() -> None:
     cost, hw = ModelCost.stated(16e9, 128 * 1024, 8e9), get_hardware("h100-sxm")
 
     def spec(acceptance: float) -> float:
-        _, eff = levers(cost, hw, 1, 1000, draft_tokens=4, acceptance=acceptance)
+        _, eff = levers(cost, hw, 1, 1000, spec=Speculation(draft_tokens=4, acceptance=acceptance))
         return next(e.per_user_speedup for e in eff if e.lever.startswith("speculative"))
 
     assert spec(0.9) > spec(0.6) > spec(0.2)

@@ -189,3 +189,21 @@ def test_report_measured_and_simulated_side_by_side(run_cli, tmp_path: Path) -> 
     assert code == 0, err
     assert "(measured)" in out and "(simulated)" in out
     assert chart.stat().st_size > 10_000
+
+
+def test_simulate_json_prints_the_summary_alone(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli(
+        "simulate",
+        "--model",
+        "llama-3-8b",
+        "--hardware",
+        "h100-sxm",
+        "--users",
+        "4",
+        "--output-tokens",
+        "20",
+        "--json",
+    )
+    assert code == 0, err
+    assert json.loads(out)["levels"][0]["requests_ok"] == 4  # stdout is the JSON alone
+    assert "TTFT" in err

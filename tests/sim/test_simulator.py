@@ -10,12 +10,15 @@ import pytest
 
 from inferlab.metrics.requests import latency
 from inferlab.sim.calibrate import closed_loop, fit_from_summary
-from inferlab.sim.engine import Policy, simulate
+from inferlab.sim.engine import simulate
 from inferlab.sim.output import to_records
+from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import FittedStepTime, RooflineStepTime
+from inferlab.sim.users import ClosedLoop
 from inferlab.sim.workload import Arrival, Lengths, open_loop
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import get_hardware
+from inferlab.summary import RunSummary
 
 SWEEP = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
 
@@ -36,10 +39,7 @@ def test_Q2_b_paste_stalls_30_streams_27_steps(card_model: RooflineStepTime) -> 
         paste,
         card_model,
         Policy("continuous"),
-        users=30,
-        user_requests=1,
-        user_output=500,
-        user_prompt=32,
+        ClosedLoop(30, 1, prompt_tokens=32, output_tokens=500),
     )
     g = sorted(gaps(res))
     step = g[len(g) // 2]
@@ -54,10 +54,7 @@ def test_Q2_b_chunked_prefill_bounds_the_gap(card_model: RooflineStepTime) -> No
         paste,
         card_model,
         Policy("continuous", chunk_tokens=512),
-        users=30,
-        user_requests=1,
-        user_output=500,
-        user_prompt=32,
+        ClosedLoop(30, 1, prompt_tokens=32, output_tokens=500),
     )
     step = 4.78e-3
     chunk = 512 * 2 * 8e9 / 989e12  # one 512-token chunk's compute time
@@ -71,10 +68,7 @@ def test_Q3_b_sequential_vs_continuous(card_model: RooflineStepTime) -> None:
             [],
             card_model,
             Policy(policy),
-            users=20,
-            user_requests=1,
-            user_output=300,
-            user_prompt=100,
+            ClosedLoop(20, 1, prompt_tokens=100, output_tokens=300),
         )
         e2e[policy] = sorted(x.e2e_s for r in to_records(res, "x") if (x := latency(r)))
     single = e2e["sequential"][0]  # the first user is served alone
@@ -122,10 +116,7 @@ def test_kv_capacity_preempts_and_counts() -> None:
         [],
         model,
         Policy("continuous", kv_capacity_tokens=1024, block_tokens=16),
-        users=8,
-        user_requests=2,
-        user_output=200,
-        user_prompt=50,
+        ClosedLoop(8, 2, prompt_tokens=50, output_tokens=200),
     )
     assert res.preemptions > 0
     assert all(r.finish_s is not None for r in res.requests)  # recomputed and finished
@@ -154,7 +145,7 @@ def test_deterministic_with_a_seed(card_model: RooflineStepTime) -> None:
 
 def test_calibrated_on_two_levels_predicts_the_others_within_15_percent() -> None:
     summary = json.loads(SWEEP.read_text())
-    model = fit_from_summary(summary, ["c=1", "c=16"])
+    model = fit_from_summary(RunSummary.from_json(summary), ["c=1", "c=16"])
     w = summary["workload"]
     for lv in summary["levels"]:
         if lv["label"] in ("c=1", "c=16"):

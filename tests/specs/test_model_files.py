@@ -10,7 +10,8 @@ import pytest
 from inferlab.engines.bundled import smollm2_gguf_path
 from inferlab.errors import SpecError
 from inferlab.specs.cost import derive_cost
-from inferlab.specs.model import from_hf_config, load_preset, resolve_model
+from inferlab.specs.model import from_hf_config, load_preset
+from inferlab.specs.resolve import resolve_model
 
 LLAMA3_8B_CONFIG = {
     "architectures": ["LlamaForCausalLM"],

@@ -24,8 +24,8 @@ from typing import Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
-from inferlab.bench.records import RequestRecord
 from inferlab.bench.sse import SSEParser
+from inferlab.records import RequestRecord
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,14 @@ import asyncio
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
 
 from inferlab.bench.client import Endpoint, stream_request
-from inferlab.bench.records import RecordWriter, RequestRecord
 from inferlab.bench.workload import Prompt
+from inferlab.records import RecordWriter, RequestRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,20 +64,28 @@ class _LagMonitor:
             self._task.cancel()
 
 
+@dataclass(frozen=True, slots=True)
+class LevelContext:
+    """What every level of a sweep shares: the session, the endpoint, the writer, the clock."""
+
+    session: aiohttp.ClientSession
+    endpoint: Endpoint
+    writer: RecordWriter
+    t0_ns: int
+    max_tokens: int
+    prompt_tokens: int
+    seed: int = 0
+    max_in_flight: int = 1024  # the connection pool's size: more would queue unseen
+    root_url: str = ""
+
+
 async def run_level(
-    session: aiohttp.ClientSession,
-    endpoint: Endpoint,
+    ctx: LevelContext,
     run: LevelRun,
     prompts: list[Prompt],
     warmup: int,
-    max_tokens: int,
-    prompt_tokens: int,
-    writer: RecordWriter,
-    t0_ns: int,
     first_id: int,
     on_done: Callable[[RequestRecord], None] = lambda r: None,
-    seed: int = 0,
-    max_in_flight: int = 1024,  # the connection pool's size: more would queue unseen
 ) -> LevelRun:
     """Run len(prompts) requests, the first `warmup` of them marked warm-up, into `run`.
 
@@ -93,52 +101,27 @@ async def run_level(
             request_id=first_id + i,
             level=level.label,
             phase="warmup" if i < warmup else "measure",
-            prompt_tokens_target=prompt_tokens,
-            max_tokens=max_tokens,
+            prompt_tokens_target=ctx.prompt_tokens,
+            max_tokens=ctx.max_tokens,
             prompt_sha1=prompts[i].sha1,
             scheduled_ns=scheduled_ns,
         )
         in_flight += 1
         rec.in_flight_at_send = in_flight
         try:
-            await stream_request(session, endpoint, rec, prompts[i].text, t0_ns)
+            await stream_request(ctx.session, ctx.endpoint, rec, prompts[i].text, ctx.t0_ns)
         finally:
             in_flight -= 1
-        writer.write(rec)
+        ctx.writer.write(rec)
         run.records.append(rec)
         on_done(rec)
 
     with _LagMonitor() as lag:
         try:
             if level.kind == "concurrency":
-                queue = iter(range(len(prompts)))
-
-                async def worker() -> None:
-                    for i in queue:
-                        await one(i, time.perf_counter_ns() - t0_ns)
-
-                await asyncio.gather(*(worker() for _ in range(int(level.value))))
+                await _closed_loop(ctx, int(level.value), len(prompts), one)
             else:
-                rng = random.Random(seed)
-                sem = asyncio.Semaphore(max_in_flight)
-                start = time.perf_counter_ns()
-                t_next = 0.0
-                tasks = []
-
-                async def gated(i: int, sched: int) -> None:
-                    # Wait for a free connection HERE, before send_ns is stamped: waiting
-                    # inside the pool would be counted as TTFT instead of queue delay.
-                    async with sem:
-                        await one(i, sched)
-
-                for i in range(len(prompts)):
-                    target = start + int(t_next * 1e9)
-                    delay = (target - time.perf_counter_ns()) / 1e9
-                    if delay > 0:
-                        await asyncio.sleep(delay)
-                    tasks.append(asyncio.create_task(gated(i, target - t0_ns)))
-                    t_next += rng.expovariate(level.value)
-                await asyncio.gather(*tasks)
+                await _open_loop(ctx, level.value, len(prompts), first_id, one)
         except asyncio.CancelledError:
             run.interrupted = True
             raise
@@ -147,6 +130,44 @@ async def run_level(
             run.client_cpu_s = time.process_time() - cpu0
             run.loop_lag_s = list(lag.lags)
     return run
+
+
+_Send = Callable[[int, int], Awaitable[None]]
+
+
+async def _closed_loop(ctx: LevelContext, streams: int, n: int, one: _Send) -> None:
+    """`streams` users, each sending its next request when the last one ends."""
+    queue = iter(range(n))
+
+    async def worker() -> None:
+        for i in queue:
+            await one(i, time.perf_counter_ns() - ctx.t0_ns)
+
+    await asyncio.gather(*(worker() for _ in range(streams)))
+
+
+async def _open_loop(ctx: LevelContext, rate: float, n: int, first_id: int, one: _Send) -> None:
+    """Poisson arrivals at `rate` per second, whatever the server is doing."""
+    rng = random.Random(ctx.seed + first_id)
+    sem = asyncio.Semaphore(ctx.max_in_flight)
+    start = time.perf_counter_ns()
+    t_next = 0.0
+    tasks = []
+
+    async def gated(i: int, sched: int) -> None:
+        # Wait for a free connection HERE, before send_ns is stamped: waiting
+        # inside the pool would be counted as TTFT instead of queue delay.
+        async with sem:
+            await one(i, sched)
+
+    for i in range(n):
+        target = start + int(t_next * 1e9)
+        delay = (target - time.perf_counter_ns()) / 1e9
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(gated(i, target - ctx.t0_ns)))
+        t_next += rng.expovariate(rate)
+    await asyncio.gather(*tasks)
 
 
 def lag_p99_s(lags: list[float]) -> float:

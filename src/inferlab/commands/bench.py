@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inferlab import signals
 from inferlab.commands.common import (
     BANDWIDTH,
     FLOPS,
@@ -21,6 +20,10 @@ from inferlab.commands.common import (
     int_list,
 )
 from inferlab.errors import InferlabError
+from inferlab.jsonio import dumps
+
+if TYPE_CHECKING:
+    from inferlab.summary import RunSummary, RunWarning
 
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:
@@ -124,44 +127,13 @@ def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
 
 
-def execute(cfg: Any, no_plots: bool, hooks: Any = None) -> Any:
-    """Run the sweep with a progress bar, print the table, render plots. Returns the result."""
-    from inferlab.bench.benchmark import event_loop_runner, run_benchmark
-    from inferlab.report.console import ProgressHooks, print_sweep
-
-    hooks = hooks or ProgressHooks()
-    try:
-        result = event_loop_runner()(run_benchmark(cfg, hooks))
-    except KeyboardInterrupt:
-        hooks.close()
-        if (cfg.out_dir / "summary.json").exists():  # none if stopped before the first level
-            signals.kept(f"completed records and summary.json (interrupted) are in {cfg.out_dir}")
-        raise
-    finally:
-        hooks.close()
-    print_sweep(result.summary)
-    if not no_plots:
-        from inferlab.bench.records import read_records
-        from inferlab.report.plots import render_all
-
-        floor = cfg.floor
-        render_all(
-            result.summary,
-            read_records(result.records_path),
-            cfg.out_dir,
-            floor.cost if floor else None,
-            floor.hardware if floor else None,
-        )
-    print(f"results: {cfg.out_dir}/ (records.jsonl, summary.json, *.png)")
-    return result
-
-
-def strict_failures(summary: dict[str, Any]) -> list[dict[str, str]]:
-    return [w for w in summary["warnings"] if w["severity"] in ("error", "warning")]
+def strict_failures(summary: RunSummary) -> list[RunWarning]:
+    return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
 
 def run(args: argparse.Namespace) -> int:
     from inferlab.bench.benchmark import BenchConfig
+    from inferlab.bench.sweep import execute
     from inferlab.engines.llama_bench import load_engine_bench
 
     check_sizes(args)
@@ -186,9 +158,11 @@ def run(args: argparse.Namespace) -> int:
         command=["inferlab", *sys.argv[1:]],
         engine=engine,
     )
-    result = execute(cfg, args.no_plots)
+    # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
+    with redirect_stdout(sys.stderr) if args.json else nullcontext():
+        result = execute(cfg, args.no_plots)
     if args.json:
-        print(json.dumps(result.summary, indent=2, default=str))
+        print(dumps(result.summary))
     if args.strict and strict_failures(result.summary):
         print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
         return 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from typing import Any
 
 from inferlab import units
 from inferlab.errors import InferlabError, SpecError
+from inferlab.jsonio import dumps
 from inferlab.specs.cost import ModelCost, derive_cost
 from inferlab.specs.hardware import STATED, HardwareSpec, get_hardware, with_overrides
 
@@ -95,7 +95,7 @@ def cost_from(
 ) -> ModelCost:
     """A model spec (preset, config.json, .gguf) with stated overrides, or stated numbers alone."""
     if model:
-        from inferlab.specs.model import resolve_model
+        from inferlab.specs.resolve import resolve_model
 
         cost = derive_cost(resolve_model(model), weight_dtype, kv_dtype)
         return cost.with_overrides(weight_bytes, kv_bytes_per_token, params)
@@ -141,19 +141,12 @@ def emit(
 ) -> None:
     """--json prints the object; otherwise the text, and the derivation with --explain."""
     if args.json:
-        json.dump(data, sys.stdout, indent=2, default=_jsonable)
-        sys.stdout.write("\n")
+        sys.stdout.write(dumps(data) + "\n")  # strict: a non-finite number prints as null
         return
     if args.explain and explain:
         print("\n".join(explain))
         print()
     print("\n".join(text))
-
-
-def _jsonable(o: Any) -> Any:
-    if isinstance(o, float) and math.isinf(o):
-        return None
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def table(rows: list[tuple[str, str]]) -> list[str]:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from inferlab import signals
+from inferlab.bench.progress import ProgressHooks
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.errors import InferlabError
-from inferlab.report.console import ProgressHooks
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,6 +49,54 @@ class _WatchServer(ProgressHooks):
                 f"partial results are kept; last lines of {self.server.log_path}:\n"
                 f"{self.server.log_tail(8)}"
             )
+
+
+def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
+    levels = args.concurrency or ([1, 2, 4] if args.quick else [1, 2, 4, 8, 16])
+    requests = args.requests_per_level or (4 if args.quick else 16)
+    out_tokens = args.output_tokens or (32 if args.quick else 128)
+    return levels, requests, out_tokens
+
+
+def _probe(quick: bool) -> Any:
+    """Step 1: this machine's read bandwidth and FLOPS, saved as `this-machine`."""
+    from inferlab.probe.machine import run_probe, save
+    from inferlab.units import fmt_bandwidth
+
+    print("1/4 probe: this machine's memory bandwidth and FLOPS ...", flush=True)
+    # 1 GiB arrays even when quick: 256 MiB partly fits this EPYC's cache (55 vs 32 GB/s).
+    pr = run_probe(
+        array_bytes=1 << 30,
+        repeats=4 if quick else 10,
+        gpu=False,
+    )
+    save(pr)
+    print(
+        f"    read {fmt_bandwidth(pr.bandwidth.read_bytes_per_s)} (the floor uses this: decode "
+        f"reads weights and KV), copy {fmt_bandwidth(pr.bandwidth.copy_bytes_per_s)} "
+        f"(read+write), fp32 matmul {pr.flops.fp32_flops_per_s / 1e9:.0f} GFLOP/s"
+    )
+    return pr
+
+
+def _floor(gguf: Path) -> Any:
+    """Step 2: the floor for the served GGUF's real tensor bytes on this machine."""
+    from inferlab.bench.benchmark import Floor
+    from inferlab.specs.cost import derive_cost
+    from inferlab.specs.hardware import get_hardware
+    from inferlab.specs.resolve import resolve_model
+    from inferlab.units import fmt_bandwidth, fmt_bytes
+
+    hw = get_hardware("this-machine")
+    cost = derive_cost(resolve_model(str(gguf)))
+    step = cost.weight_bytes_per_step(1) / hw.bandwidth_bytes_per_s
+    print(
+        f"2/4 floor: {gguf.name}: {fmt_bytes(cost.weight_bytes_per_step(1))} of real tensor "
+        f"bytes per step / {fmt_bandwidth(hw.bandwidth_bytes_per_s)} = {step * 1e3:.2f} ms "
+        f"(<= {1 / step:.0f} tok/s per user)",
+        flush=True,
+    )
+    return Floor(cost, hw)
 
 
 def engine_alone(
@@ -99,70 +147,37 @@ def engine_alone(
     return eb, {"engine_alone": f"{line} ({RESULT_NAME})"}
 
 
-def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
-    levels = args.concurrency or ([1, 2, 4] if args.quick else [1, 2, 4, 8, 16])
-    requests = args.requests_per_level or (4 if args.quick else 16)
-    out_tokens = args.output_tokens or (32 if args.quick else 128)
-    return levels, requests, out_tokens
+def _extra(pr: Any, threads: int, cores: int) -> dict[str, Any]:
+    """Facts the report shows beside the sweep: the core split and the probe's figures."""
+    return {
+        "server_threads": threads,
+        "machine_cores": cores,
+        "core_split": f"server {threads} thread(s), client the remaining {cores - threads} core(s)",
+        "probe_read_bytes_per_s": pr.bandwidth.read_bytes_per_s,
+        "probe_copy_bytes_per_s": pr.bandwidth.copy_bytes_per_s,
+        "probe_fp32_flops_per_s": pr.flops.fp32_flops_per_s,
+        "bandwidth_basis": "read rate: decode streams weights and KV in and writes ~nothing",
+    }
 
 
-def run(args: argparse.Namespace) -> int:
-    from inferlab.bench.benchmark import BenchConfig, Floor
+def _serve_and_sweep(
+    args: argparse.Namespace, gguf: Path, floor: Any, extra: dict[str, Any], engine: Any = None
+) -> Any:
+    """Step 3: llama-server on all cores but one, a concurrency sweep against it."""
+    from inferlab.bench.benchmark import BenchConfig
     from inferlab.bench.runner import Level
-    from inferlab.commands.bench import check_sizes, execute
-    from inferlab.commands.report import render_run
-    from inferlab.engines.bundled import smollm2_gguf_path
+    from inferlab.bench.sweep import execute
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
-    from inferlab.probe.machine import run_probe, save
-    from inferlab.report.reading import read_sweep
-    from inferlab.specs.cost import derive_cost
-    from inferlab.specs.hardware import get_hardware
-    from inferlab.specs.model import resolve_model
-    from inferlab.units import fmt_bandwidth, fmt_bytes
 
-    if args.rate:
-        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
     levels, requests, out_tokens = plan(args)
-    args.requests_per_level, args.output_tokens = requests, out_tokens
-    check_sizes(args)
-    out = args.out or default_out()
-    out.mkdir(parents=True, exist_ok=True)
-    cores = os.cpu_count() or 1
-
-    print("1/4 probe: this machine's memory bandwidth and FLOPS ...", flush=True)
-    # 1 GiB arrays even when quick: 256 MiB partly fits this EPYC's cache (55 vs 32 GB/s).
-    pr = run_probe(
-        array_bytes=1 << 30,
-        repeats=4 if args.quick else 10,
-        gpu=False,
-    )
-    save(pr)
-    hw = get_hardware("this-machine")
-    print(
-        f"    read {fmt_bandwidth(pr.bandwidth.read_bytes_per_s)} (the floor uses this: decode "
-        f"reads weights and KV), copy {fmt_bandwidth(pr.bandwidth.copy_bytes_per_s)} "
-        f"(read+write), fp32 matmul {pr.flops.fp32_flops_per_s / 1e9:.0f} GFLOP/s"
-    )
-
-    gguf = args.gguf or smollm2_gguf_path()
-    cost = derive_cost(resolve_model(str(gguf)))
-    step = cost.weight_bytes_per_step(1) / hw.bandwidth_bytes_per_s
-    print(
-        f"2/4 floor: {gguf.name}: {fmt_bytes(cost.weight_bytes_per_step(1))} of real tensor "
-        f"bytes per step / {fmt_bandwidth(hw.bandwidth_bytes_per_s)} = {step * 1e3:.2f} ms "
-        f"(<= {1 / step:.0f} tok/s per user)",
-        flush=True,
-    )
-
-    threads = args.threads or max(1, cores - 1)
-    engine, engine_facts = engine_alone(args, gguf, threads, levels, out_tokens, out)
+    cores, threads = extra["machine_cores"], extra["server_threads"]
     opts = ServerOptions(
         gguf,
         None,
         parallel=max(levels),
         ctx_per_slot=args.prompt_tokens + out_tokens + 64,
         threads=threads,
-        log_path=out / "llama-server.log",
+        log_path=args.out / "llama-server.log",
     )
     print(
         f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
@@ -171,16 +186,6 @@ def run(args: argparse.Namespace) -> int:
         f"server log {opts.log_path}",
         flush=True,
     )
-    extra = {
-        "server_threads": threads,
-        "machine_cores": cores,
-        "core_split": f"server {threads} thread(s), client the remaining {cores - threads} core(s)",
-        "probe_read_bytes_per_s": pr.bandwidth.read_bytes_per_s,
-        "probe_copy_bytes_per_s": pr.bandwidth.copy_bytes_per_s,
-        "probe_fp32_flops_per_s": pr.flops.fp32_flops_per_s,
-        "bandwidth_basis": "read rate: decode streams weights and KV in and writes ~nothing",
-        **engine_facts,
-    }
     signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
     with LlamaServer(opts) as srv:
         extra["llama_server"] = " ".join(srv.command()[1:])
@@ -195,18 +200,40 @@ def run(args: argparse.Namespace) -> int:
             stall_factor=args.stall_factor,
             lag_threshold_s=args.lag_threshold,
             seed=args.seed,
-            out_dir=out,
-            floor=Floor(cost, hw),
+            out_dir=args.out,
+            floor=floor,
             command=["inferlab", *sys.argv[1:]],
             extra=extra,
             engine=engine,
         )
-        result = execute(cfg, no_plots=True, hooks=_WatchServer(srv))
+        return execute(cfg, no_plots=True, hooks=_WatchServer(srv))
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.commands.bench import check_sizes
+    from inferlab.commands.report import render_run
+    from inferlab.engines.bundled import smollm2_gguf_path
+    from inferlab.report.reading import read_sweep
+
+    if args.rate:
+        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
+    levels, requests, out_tokens = plan(args)
+    args.requests_per_level, args.output_tokens = requests, out_tokens
+    check_sizes(args)
+    args.out = args.out or default_out()
+    args.out.mkdir(parents=True, exist_ok=True)
+    cores = os.cpu_count() or 1
+    pr = _probe(args.quick)
+    gguf = args.gguf or smollm2_gguf_path()
+    floor = _floor(gguf)
+    threads = args.threads or max(1, cores - 1)
+    engine, facts = engine_alone(args, gguf, threads, levels, out_tokens, args.out)
+    result = _serve_and_sweep(args, gguf, floor, _extra(pr, threads, cores) | facts, engine)
     print("4/4 report")
     for line in read_sweep(result.summary):
         print("  " + line)
-    report = render_run(out, result.summary)
+    report = render_run(args.out, result.summary)
     print(f"report: {report}")
-    if args.strict and any(w["severity"] != "info" for w in result.summary["warnings"]):
+    if args.strict and any(w.severity != "info" for w in result.summary.warnings):
         return 1
     return 0

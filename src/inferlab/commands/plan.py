@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
+from typing import TYPE_CHECKING
 
 from inferlab.commands.common import RATE
-from inferlab.commands.simulate import add_sim_args, build_model, build_policy
+from inferlab.commands.simulate import add_sim_args, build_limits, build_model, build_policy
 from inferlab.errors import InferlabError
+
+if TYPE_CHECKING:  # the simulator (numpy) loads only when the verb runs
+    from inferlab.sim.plan import Plan, RatePoint
 from inferlab.units import parse_time
 
 
@@ -42,42 +45,38 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from inferlab.sim.plan import Slo, plan_fleet, plan_json
+    from inferlab.jsonio import dumps
+    from inferlab.sim.limits import positive_finite
+    from inferlab.sim.plan import Fleet, PlanLoad, Search, Slo, plan_fleet, plan_json
     from inferlab.sim.workload import Lengths
 
     ttft, tpot = parse_slo(args.slo)
-    slo = Slo(ttft, tpot)
+    duration = positive_finite(args.sim_duration, "--sim-duration", "60 (seconds per rate)")
+    rate = positive_finite(args.rate, "--rate", "50/s")
+    if args.gpu_hour is not None:
+        positive_finite(args.gpu_hour, "--gpu-hour", "3 ($ per GPU-hour)")
+    search = Search(duration, args.seed, build_limits(args))
     model, desc, cost, hw = build_model(args)
     policy = build_policy(args, cost, hw)
     prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
+    search.limits.check_request_steps(prompt.high, output.high, policy.chunk_tokens)
     lines: list[str] = []
+    slo = Slo(ttft, tpot)
 
-    def progress(p: object) -> None:
-        r = p  # RatePoint
-        v = r.violation(slo)  # type: ignore[attr-defined]
+    def progress(r: RatePoint) -> None:
+        v = r.violation(slo)
         lines.append(
-            f"  {r.rate_per_s:9.3g} req/s: TTFT p99 {r.ttft_p99_s:.3g} s, "  # type: ignore[attr-defined]
-            f"TPOT p99 {r.tpot_p99_s * 1e3:.3g} ms, preemptions {r.preemptions} "  # type: ignore[attr-defined]
+            f"  {r.rate_per_s:9.3g} req/s: TTFT p99 {r.ttft_p99_s:.3g} s, "
+            f"TPOT p99 {r.tpot_p99_s * 1e3:.3g} ms, preemptions {r.preemptions} "
             f"-> {'meets the SLO' if v is None else 'fails: ' + v}"
         )
 
-    plan = plan_fleet(
-        model,
-        policy,
-        slo,
-        args.rate,
-        prompt,
-        output,
-        args.tp,
-        args.gpu_hour,
-        args.sim_duration,
-        args.seed,
-        progress,
-    )
-    d = plan_json(plan, args.rate, slo)
-    d["step_time"] = desc
+    load = PlanLoad(rate, prompt, output)
+    plan = plan_fleet(model, policy, slo, load, Fleet(args.tp, args.gpu_hour), search, progress)
     if args.json:
-        print(json.dumps(d, indent=2))
+        d = plan_json(plan, rate, slo)
+        d["step_time"] = desc
+        print(dumps(d))
         return 0
     if args.explain:
         print(f"step time: {desc}")
@@ -87,14 +86,23 @@ def run(args: argparse.Namespace) -> int:
         )
         print("each rate below is one simulation of a Poisson load:")
         print("\n".join(lines))
-        print(
-            f"highest rate within the SLO: {plan.max_rate_per_s:.3g} req/s per replica; "
-            f"above it the binding constraint is {plan.binding}"
-        )
-        print(
-            f"replicas = ceil({args.rate:g} / {plan.max_rate_per_s:.3g}) = {plan.replicas}; "
-            f"GPUs = {plan.replicas} x TP {args.tp} = {plan.gpus}"
-        )
+        print_explain(plan, args)
+    print_plan(plan, args)
+    return 0
+
+
+def print_explain(plan: Plan, args: argparse.Namespace) -> None:
+    print(
+        f"highest rate within the SLO: {plan.max_rate_per_s:.3g} req/s per replica; "
+        f"above it the binding constraint is {plan.binding}"
+    )
+    print(
+        f"replicas = ceil({args.rate:g} / {plan.max_rate_per_s:.3g}) = {plan.replicas}; "
+        f"GPUs = {plan.replicas} x TP {args.tp} = {plan.gpus}"
+    )
+
+
+def print_plan(plan: Plan, args: argparse.Namespace) -> None:
     print(
         f"one replica (TP {args.tp}) sustains {plan.max_rate_per_s:.3g} req/s within the SLO "
         f"(binding: {plan.binding})"
@@ -105,4 +113,3 @@ def run(args: argparse.Namespace) -> int:
             f"price: ${plan.usd_per_million_output_tokens:.3g} per million output tokens at "
             f"${args.gpu_hour:g}/GPU-hour"
         )
-    return 0

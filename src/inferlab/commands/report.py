@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import InferlabError
+
+if TYPE_CHECKING:
+    from inferlab.summary import RunSummary
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,34 +26,41 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def floor_from_summary(summary: dict[str, Any]) -> tuple[Any, Any]:
+def floor_from_summary(summary: RunSummary) -> tuple[Any, Any]:
     """The floor as the summary recorded it (bytes and rates), for the predicted curve."""
     from inferlab.specs.cost import ModelCost
     from inferlab.specs.hardware import STATED, with_overrides
 
-    fl = summary.get("floor")
+    fl = summary.floor
     if not fl:
         return None, None
-    cost = ModelCost.stated(fl["weight_bytes_per_step"], fl["kv_bytes_per_token"])
-    hw = with_overrides(STATED, fl["bandwidth_bytes_per_s"], fl["peak_flops_per_s"])
+    cost = ModelCost.stated(fl.weight_bytes_per_step, fl.kv_bytes_per_token)
+    hw = with_overrides(STATED, fl.bandwidth_bytes_per_s, fl.peak_flops_per_s)
     return cost, hw
 
 
-def render_run(out_dir: Path, summary: dict[str, Any]) -> Path:
+def render_run(out_dir: Path, summary: RunSummary) -> Path:
     """Plots + report.html for one run folder; returns the report's path."""
-    from inferlab.bench.records import read_records
+    from inferlab.records import scan_records
     from inferlab.report.html import render_html
     from inferlab.report.plots import render_all
     from inferlab.report.reading import read_sweep, setup_facts
 
     records_path = out_dir / "records.jsonl"
-    records = read_records(records_path) if records_path.exists() else []
+    records = []
+    if records_path.exists():
+        read = scan_records(records_path)
+        records = read.records
+        for problem in read.problems:  # a run killed mid-write still renders, and says so
+            print(f"warning: {problem}", file=sys.stderr)
     cost, hw = floor_from_summary(summary)
     render_all(summary, records, out_dir, cost, hw)
     return render_html(summary, out_dir, read_sweep(summary), setup_facts(summary))
 
 
-def load_summary(d: Path) -> dict[str, Any]:
+def load_summary(d: Path) -> RunSummary:
+    from inferlab.summary import RunSummary
+
     path = d / "summary.json"
     if not path.exists():
         raise InferlabError(f"{d}: no summary.json here (is it a run folder from bench or demo?)")
@@ -59,7 +70,11 @@ def load_summary(d: Path) -> dict[str, Any]:
         raise InferlabError(f"{path}: damaged JSON ({e.msg})") from e
     if summary.get("schema_version") != 1:
         raise InferlabError(f"{path}: schema_version {summary.get('schema_version')} is not 1")
-    return summary
+    try:
+        typed: RunSummary = RunSummary.from_json(summary)
+    except (KeyError, TypeError, AttributeError) as e:
+        raise InferlabError(f"{path}: not a run summary (missing or wrong {e})") from e
+    return typed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = []
     for d in args.dirs:
         summary = load_summary(d)
-        kind = "simulated" if summary.get("simulated") else "measured"
+        kind = "simulated" if summary.simulated else "measured"
         print(f"== {d} ({kind})")
         print_sweep(summary)
         for line in read_sweep(summary):

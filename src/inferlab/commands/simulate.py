@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from inferlab.commands.common import (
     BYTES,
@@ -20,14 +22,26 @@ from inferlab.commands.common import (
 )
 from inferlab.errors import InferlabError
 
+if TYPE_CHECKING:
+    from inferlab.sim.limits import Limits
+    from inferlab.sim.output import LoadLabel
+    from inferlab.sim.scheduler import Policy
+    from inferlab.sim.users import ClosedLoop
+    from inferlab.sim.workload import Arrival, Lengths
+    from inferlab.summary import LevelSummary
+
 
 def add_sim_args(p: argparse.ArgumentParser) -> None:
     """Model, hardware, step-time model and scheduler flags, shared with `plan`."""
+    from inferlab.sim.limits import DEFAULT_MAX_REQUESTS, DEFAULT_MAX_STEPS
+
     add_model(p)
     add_hardware(p)
     p.add_argument("--policy", choices=["sequential", "static", "continuous"], default="continuous")
     p.add_argument("--max-batch", type=int, default=256, help="sequences per step (256)")
-    p.add_argument("--chunked-prefill", type=int, help="prompt tokens per step (chunked prefill)")
+    p.add_argument(
+        "--chunked-prefill", type=int, help="prompt tokens per step (continuous policy only)"
+    )
     p.add_argument(
         "--kv-capacity",
         type=BYTES,
@@ -44,6 +58,18 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibrate", type=Path, help="fit the step time to a bench run folder")
     p.add_argument("--calibrate-levels", help="levels to fit, e.g. c=1,c=8 (all)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--max-requests",
+        type=int,
+        default=DEFAULT_MAX_REQUESTS,
+        help=f"refuse a simulation of more requests ({DEFAULT_MAX_REQUESTS})",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        help=f"stop a simulation past this many engine steps ({DEFAULT_MAX_STEPS})",
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,7 +98,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a one-off request, TOKENS@TIME, e.g. 8000@2s (repeatable)",
     )
     p.add_argument("--out", type=Path, help="write records.jsonl + summary.json here")
-    p.add_argument("--json", action="store_true", help="print summary.json")
+    p.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
+    p.add_argument(
+        "--append-run", action="store_true", help="add this run beside one in --out (run-N/)"
+    )
+    p.add_argument("--json", action="store_true", help="print summary.json (only) on stdout")
     p.set_defaults(run=run)
 
 
@@ -96,7 +126,9 @@ def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any
         return fitted, desc, None, None
     cost, hw = resolve_cost(args), resolve_hardware(args)
     if not 0 < args.efficiency <= 1:
-        raise InferlabError("--efficiency must be in (0, 1]")
+        raise InferlabError("--efficiency must be in (0, 1], e.g. 0.7")
+    if not math.isfinite(args.overhead):
+        raise InferlabError("--overhead must be a finite time, e.g. 1ms")
     desc = {
         "step_time_model": "roofline",
         "efficiency": args.efficiency,
@@ -107,64 +139,108 @@ def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any
     return RooflineStepTime(cost, hw, args.efficiency, args.overhead), desc, cost, hw
 
 
-def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Any:
-    from inferlab.sim.engine import Policy
+def kv_capacity_tokens(args: argparse.Namespace, cost: Any, hw: Any) -> int | None:
+    """Tokens the KV cache holds: --kv-capacity, else memory beside the weights (physics)."""
+    from inferlab.physics.capacity import capacity
 
     cap = args.kv_capacity
+    if cap is not None and not math.isfinite(cap):
+        raise InferlabError("--kv-capacity must be a finite size, e.g. 60GB")
     if cap is None and cost is not None and hw is not None and hw.memory_bytes > 0:
-        cap = hw.memory_bytes - cost.weight_bytes_resident
+        cap = capacity(cost, hw, 1).free_for_kv_bytes
         if cap <= 0:
             raise InferlabError("the weights do not fit in memory: add --tp or state --memory")
-    tokens = None
-    if cap is not None and cost is not None and cost.kv_bytes_per_token > 0:
-        tokens = int(cap // cost.kv_bytes_per_token)
-    if args.max_batch < 1 or (args.chunked_prefill is not None and args.chunked_prefill < 1):
-        raise InferlabError("--max-batch and --chunked-prefill must be >= 1")
+    if cap is None or cost is None or cost.kv_bytes_per_token <= 0:
+        return None
+    return int(cap // cost.kv_bytes_per_token)
+
+
+def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Policy:
+    from inferlab.sim.limits import MAX_BLOCK_TOKENS, at_least
+    from inferlab.sim.scheduler import Policy
+
+    at_least(args.max_batch, 1, "--max-batch")
+    at_least(args.block_tokens, 1, "--block-tokens", MAX_BLOCK_TOKENS)
     chunk = args.chunked_prefill
-    if chunk is None and args.calibrate:
+    if chunk is not None:
+        at_least(chunk, 1, "--chunked-prefill")
+        if args.policy != "continuous":
+            raise InferlabError("--chunked-prefill applies to --policy continuous only")
+    elif args.calibrate and args.policy == "continuous":
         from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
 
         chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
+    tokens = kv_capacity_tokens(args, cost, hw)
     return Policy(args.policy, args.max_batch, chunk, tokens, args.block_tokens)
 
 
-def run(args: argparse.Namespace) -> int:
-    from inferlab.sim.engine import simulate
-    from inferlab.sim.output import build_summary, to_records, write_records
-    from inferlab.sim.workload import Lengths, open_loop, parse_inject, read_trace
+def build_limits(args: argparse.Namespace) -> Limits:
+    from inferlab.sim.limits import Limits, at_least
 
-    model, desc, cost, hw = build_model(args)
-    policy = build_policy(args, cost, hw)
-    prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
-    rng = random.Random(args.seed)
+    return Limits(
+        at_least(args.max_requests, 1, "--max-requests"),
+        at_least(args.max_steps, 1, "--max-steps"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    arrivals: list[Arrival]
+    users: ClosedLoop | None
+    label: LoadLabel
+
+
+def build_load(args: argparse.Namespace, prompt: Lengths, output: Lengths, limits: Limits) -> Load:
+    from inferlab.sim.limits import at_least, positive_finite
+    from inferlab.sim.output import LoadLabel
+    from inferlab.sim.users import ClosedLoop
+    from inferlab.sim.workload import open_loop, parse_inject, read_trace
+
     arrivals = [parse_inject(x, output.low) for x in args.inject_prompt]
-    users = 0
     if args.trace:
         arrivals += read_trace(args.trace)
-        kind, value, label = "rate", 0.0, "trace"
-    elif args.rate is not None:
-        arrivals += open_loop(
-            args.rate, args.duration, prompt, output, rng, args.arrival, args.gamma_shape
-        )
-        kind, value, label = "rate", args.rate, f"rate={args.rate:g}/s"
-    elif args.users:
-        users = args.users
-        kind, value, label = "concurrency", float(users), f"users={users}"
-    else:
-        raise InferlabError("give a load: --users N, --rate R/s or --trace FILE")
-    t = time.perf_counter()
-    res = simulate(
-        arrivals,
-        model,
-        policy,
-        users=users,
-        user_requests=args.requests_per_user,
-        user_output=output.low,
-        user_prompt=prompt.low,
-    )
-    wall = time.perf_counter() - t
-    records = to_records(res, label)
-    config = {
+        limits.check_requests(len(arrivals), f"the trace {args.trace}")
+        return Load(arrivals, None, LoadLabel("trace", "rate", 0.0))
+    if args.rate is not None:
+        rate = positive_finite(args.rate, "--rate", "5/s")
+        duration = positive_finite(args.duration, "--duration", "60s")
+        limits.check_requests(rate * duration, f"--rate {rate:g}/s x --duration {duration:g}s")
+        rng = random.Random(args.seed)
+        arrivals += open_loop(rate, duration, prompt, output, rng, args.arrival, args.gamma_shape)
+        return Load(arrivals, None, LoadLabel(f"rate={rate:g}/s", "rate", rate))
+    if args.users is not None:
+        users = at_least(args.users, 1, "--users")
+        per_user = at_least(args.requests_per_user, 1, "--requests-per-user")
+        if not 0 <= args.stagger < math.inf:
+            raise InferlabError("--stagger must be a finite time >= 0, e.g. 2s")
+        limits.check_requests(users * per_user, f"--users {users} x --requests-per-user {per_user}")
+        loop = ClosedLoop(users, per_user, prompt.low, output.low, args.stagger)
+        return Load(arrivals, loop, LoadLabel(f"users={users}", "concurrency", float(users)))
+    raise InferlabError("give a load: --users N, --rate R/s or --trace FILE")
+
+
+def check_lengths(
+    load: Load, prompt: Lengths, output: Lengths, policy: Policy, limits: Limits
+) -> None:
+    """Refuse a request no simulation within --max-steps can finish."""
+    longest = [(a.prompt_tokens, a.output_tokens) for a in load.arrivals]
+    if load.label.label != "trace":  # a trace's lengths are its own
+        longest.append((prompt.high, output.high))
+    if not longest:
+        return
+    for p, o in (max(longest, key=lambda x: x[1]), max(longest, key=lambda x: x[0])):
+        limits.check_request_steps(p, o, policy.chunk_tokens)
+
+
+def sim_config(
+    desc: dict[str, Any],
+    policy: Policy,
+    args: argparse.Namespace,
+    load: Load,
+    lengths: tuple[Lengths, Lengths],
+) -> dict[str, Any]:
+    prompt, output = lengths
+    return {
         **desc,
         "policy": policy.name,
         "max_batch": policy.max_batch,
@@ -172,74 +248,114 @@ def run(args: argparse.Namespace) -> int:
         "kv_capacity_tokens": policy.kv_capacity_tokens,
         "block_tokens": policy.block_tokens,
         "seed": args.seed,
-        "wall_s": wall,
         "workload": {
             "prompt_tokens": prompt.low,
             "output_tokens": output.low,
             "prompt_tokens_range": [prompt.low, prompt.high],
             "output_tokens_range": [output.low, output.high],
-            "requests_per_level": len(records),
-            "users": users,
+            "requests_per_level": len(load.arrivals)
+            + (load.users.total_requests if load.users else 0),
+            "users": load.users.users if load.users else 0,
             "injected": args.inject_prompt,
         },
     }
-    summary = build_summary(res, label, kind, value, records, config, ["inferlab", *sys.argv[1:]])
-    print_result(summary, res, records, wall)
-    if args.out:
-        import json
 
-        args.out.mkdir(parents=True, exist_ok=True)
-        write_records(args.out / "records.jsonl", records)
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-        print(f"results: {args.out}/ (records.jsonl, summary.json); `inferlab report {args.out}`")
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.runfolder import resolve_run_folder
+    from inferlab.sim.engine import simulate
+    from inferlab.sim.output import TokenTimes, build_summary, summarize_result
+    from inferlab.sim.workload import Lengths
+
+    limits = build_limits(args)
+    if args.out is not None:
+        resolve_run_folder(args.out, args.overwrite, args.append_run)  # refuse before the work
+    model, desc, cost, hw = build_model(args)
+    policy = build_policy(args, cost, hw)
+    prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
+    load = build_load(args, prompt, output, limits)
+    check_lengths(load, prompt, output, policy, limits)
+    t = time.perf_counter()
+    res = simulate(load.arrivals, model, policy, load.users, max_steps=limits.max_steps)
+    wall = time.perf_counter() - t
+    times = TokenTimes.of(res)
+    config = {**sim_config(desc, policy, args, load, (prompt, output)), "wall_s": wall}
+    config["workload"]["requests_per_level"] = len(res.requests)
+    level = summarize_result(res, load.label, times)
+    summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
+    text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
+    print_result(level, summary["simulation"], res, wall, text)
+    if args.out is not None:
+        write_run(args, res, times, summary, text)
     if args.json:
-        import json
+        from inferlab.jsonio import dumps
 
-        print(json.dumps(summary, indent=2, default=str))
+        print(dumps(summary))
     return 0
+
+
+def write_run(
+    args: argparse.Namespace, res: Any, times: Any, summary: dict[str, Any], text: IO[str]
+) -> None:
+    from inferlab.jsonio import write_json
+    from inferlab.runfolder import claim_run_folder
+    from inferlab.sim.output import iter_records, write_records
+
+    with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
+        label = summary["levels"][0]["label"]
+        write_records(folder / "records.jsonl", iter_records(res, label, times))
+        write_json(folder / "summary.json", summary)
+    print(
+        f"results: {folder}/ (records.jsonl, summary.json); `inferlab report {folder}`", file=text
+    )
 
 
 def ms(x: float | None) -> str:
     return "-" if x is None else f"{x * 1e3:.1f} ms"
 
 
-def print_result(summary: dict[str, Any], res: Any, records: list[Any], wall: float) -> None:
-    from inferlab.metrics.requests import latency
+def print_result(
+    lv: LevelSummary, sim: dict[str, Any], res: Any, wall: float, file: IO[str]
+) -> None:
 
-    lv = summary["levels"][0]
-    sim = summary["simulation"]
-    print(
+    def say(line: str) -> None:
+        print(line, file=file)
+
+    say(
         f"{sim['policy']} scheduler, {sim['step_time_model']} step time; "
-        f"{len(records)} requests, {res.steps} steps, {res.sim_time_s:.2f} s simulated in "
+        f"{len(res.requests)} requests, {res.steps} steps, {res.sim_time_s:.2f} s simulated in "
         f"{wall:.2f} s"
     )
-    print(
-        f"  TTFT  p50 {ms(lv['ttft_s']['p50'])}  p99 {ms(lv['ttft_s']['p99'])}  "
-        f"max {ms(lv['ttft_s']['max'])}"
+    say(f"  TTFT  p50 {ms(lv.ttft_s.p50)}  p99 {ms(lv.ttft_s.p99)}  max {ms(lv.ttft_s.max)}")
+    say(f"  TPOT  p50 {ms(lv.tpot_s.p50)}  p99 {ms(lv.tpot_s.p99)}")
+    say(f"  E2E   p50 {ms(lv.e2e_s.p50)}  max {ms(lv.e2e_s.max)}")
+    say(
+        f"  gaps  p50 {ms(lv.gap_s.p50)}  p99 {ms(lv.gap_s.p99)}  "
+        f"max {ms(lv.gap_s.max)}  stalls {lv.stall_count}"
     )
-    print(f"  TPOT  p50 {ms(lv['tpot_s']['p50'])}  p99 {ms(lv['tpot_s']['p99'])}")
-    print(f"  E2E   p50 {ms(lv['e2e_s']['p50'])}  max {ms(lv['e2e_s']['max'])}")
-    print(
-        f"  gaps  p50 {ms(lv['gap_s']['p50'])}  p99 {ms(lv['gap_s']['p99'])}  "
-        f"max {ms(lv['gap_s']['max'])}  stalls {lv['stall_count']}"
-    )
-    print(
-        f"  throughput {lv['output_tokens_per_s_total']:.1f} tok/s, "
-        f"{lv['output_tokens_per_s_per_user']:.1f} tok/s per user; "
+    say(
+        f"  throughput {lv.output_tokens_per_s_total:.1f} tok/s, "
+        f"{lv.output_tokens_per_s_per_user:.1f} tok/s per user; "
         f"preemptions {res.preemptions}"
     )
-    injected = [(rec, r) for rec, r in zip(records, res.requests, strict=True) if r.injected]
-    gap_p50 = lv["gap_s"]["p50"] or 0.0
-    for rec, r in injected:
-        lat = latency(rec)
-        if lat is not None:
+    print_injected(lv, res, file)
+
+
+def print_injected(lv: LevelSummary, res: Any, file: IO[str]) -> None:
+    injected = [r for r in res.requests if r.injected]
+    for r in injected:
+        times = res.token_times(r)
+        if r.finish_s is not None and times:
             print(
                 f"  injected {r.prompt_tokens}-token prompt at {r.arrival_s:g} s: "
-                f"TTFT {ms(lat.ttft_s)}"
+                f"TTFT {ms(times[0] - r.arrival_s)}",
+                file=file,
             )
+    gap_p50 = lv.gap_s.p50 or 0.0
     if injected and gap_p50:
-        worst = lv["gap_s"]["max"]
+        worst = lv.gap_s.max or 0.0
         print(
             f"  longest gap any stream saw: {ms(worst)} = {worst / gap_p50:.1f} median steps "
-            f"(stall of ~{(worst - gap_p50) / gap_p50:.0f} decode steps)"
+            f"(stall of ~{(worst - gap_p50) / gap_p50:.0f} decode steps)",
+            file=file,
         )

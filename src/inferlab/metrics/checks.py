@@ -1,151 +1,192 @@
-"""Honesty checks: each is a named warning {code, level, severity, message}.
+"""Honesty checks: each is a small function returning a named warning or None.
 
 `level` is the load level it concerns ("c=8", "rate=4/s", or "run").
 Severity "error" marks results that are wrong as measured (they fail --strict);
 "warning" marks results that may be distorted; "info" is context.
+Adding a check is adding a function to `CHECKS`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.stats import thin_percentiles
-from inferlab.physics.measured import IMPOSSIBLE_CAUSES
+from inferlab.physics.measured import check_claim
+from inferlab.records import RequestRecord
+from inferlab.summary import ClientStats, LevelSummary, RunWarning
 
 
-def warning(code: str, level: str, severity: str, message: str) -> dict[str, str]:
-    return {"code": code, "level": level, "severity": severity, "message": message}
+def warning(code: str, level: str, severity: str, message: str) -> RunWarning:
+    return RunWarning(code, level, severity, message)
+
+
+@dataclass(frozen=True, slots=True)
+class LevelFacts:
+    """What a check may look at: the level's summary, its records and the run's settings."""
+
+    summary: LevelSummary
+    ok: list[RequestRecord]  # measured requests that succeeded
+    prompt_tokens_expected: int
+    ceiling_tokens_per_s: float | None
+    client: ClientStats
+    lag_threshold_s: float = 0.005
+
+
+Check = Callable[[LevelFacts], RunWarning | None]
+
+
+def _failed(f: LevelFacts) -> RunWarning | None:
+    s = f.summary
+    if not s.requests_failed:
+        return None
+    errs = "; ".join(s.errors)
+    msg = f"{s.requests_failed} of {s.requests_measured} requests failed: {errs}"
+    return warning("requests_failed", s.label, "error", msg)
+
+
+def _early_stop(f: LevelFacts) -> RunWarning | None:
+    early = [r for r in f.ok if r.early_stop]
+    if not early:
+        return None
+    r = early[0]
+    return warning(
+        "early_stop",
+        f.summary.label,
+        "error",
+        f"{len(early)} requests stopped early (e.g. finish_reason="
+        f"{r.finish_reason!r}, N_out={r.n_out} of {r.max_tokens}): the server "
+        "ignored ignore_eos/min_tokens; TPOT mixes different lengths",
+    )
+
+
+def _over_max(f: LevelFacts) -> RunWarning | None:
+    over = [
+        r for r in f.ok if r.completion_tokens is not None and r.completion_tokens > r.max_tokens
+    ]
+    if not over:
+        return None
+    return warning(
+        "output_over_max",
+        f.summary.label,
+        "error",
+        f"{len(over)} requests report more completion tokens than max_tokens "
+        f"({over[0].completion_tokens} > {over[0].max_tokens}): prompt tokens "
+        "counted as output?",
+    )
+
+
+def _prompt_off(f: LevelFacts) -> RunWarning | None:
+    want = f.prompt_tokens_expected
+    off = [r for r in f.ok if r.prompt_tokens is not None and r.prompt_tokens != want]
+    if not off:
+        return None
+    msg = f"{len(off)} requests had usage.prompt_tokens != {want} (e.g. {off[0].prompt_tokens})"
+    return warning("prompt_tokens_off", f.summary.label, "warning", msg)
+
+
+def _cached(f: LevelFacts) -> RunWarning | None:
+    cached = [r for r in f.ok if r.cached_prompt_tokens]
+    if not cached:
+        return None
+    msg = f"{len(cached)} requests reused cached prompt tokens: TTFT is optimistic"
+    return warning("prefix_cache_hit", f.summary.label, "warning", msg)
+
+
+def _mismatch(f: LevelFacts) -> RunWarning | None:
+    n = f.summary.streamed_tokens_mismatch
+    if not n:
+        return None
+    msg = (
+        f"{n} requests streamed a different number of "
+        "tokens than usage reports: some events carried several tokens"
+    )
+    return warning("token_count_mismatch", f.summary.label, "warning", msg)
+
+
+def _multi_token(f: LevelFacts) -> RunWarning | None:
+    n = f.summary.multi_token_events
+    if not n:
+        return None
+    msg = (
+        f"{n} events carried several tokens; their gaps were "
+        "split evenly, which hides the true gap distribution"
+    )
+    return warning("multi_token_events", f.summary.label, "warning", msg)
+
+
+def _malformed(f: LevelFacts) -> RunWarning | None:
+    n = f.summary.malformed_events
+    if not n:
+        return None
+    msg = f"{n} malformed SSE lines or events were skipped"
+    return warning("malformed_events", f.summary.label, "warning", msg)
+
+
+def _above_ceiling(f: LevelFacts) -> RunWarning | None:
+    rate, ceiling = f.summary.output_tokens_per_s_per_user, f.ceiling_tokens_per_s
+    if not ceiling:
+        return None
+    chk = check_claim(rate, ceiling)
+    if chk.possible:
+        return None
+    return warning(
+        "above_ceiling",
+        f.summary.label,
+        "error",
+        f"per-user rate {rate:.4g} tok/s exceeds the "
+        f"physical ceiling {ceiling:.4g} tok/s of the stated floor; "
+        "usual causes: " + "; ".join(chk.causes),
+    )
+
+
+def _client_busy(f: LevelFacts) -> RunWarning | None:
+    c = f.client
+    if c.loop_lag_p99_s <= f.lag_threshold_s and c.cpu_fraction <= 0.8:
+        return None
+    return warning(
+        "client_saturation",
+        f.summary.label,
+        "warning",
+        f"the client itself was busy (event-loop lag p99 "
+        f"{c.loop_lag_p99_s * 1e3:.3g} ms, CPU {c.cpu_fraction:.0%}"
+        " of a core): its timestamps may be late",
+    )
+
+
+def _few_samples(f: LevelFacts) -> RunWarning | None:
+    n = f.summary.gap_s.n
+    thin = thin_percentiles(n)
+    if not thin:
+        return None
+    msg = f"only {n} gaps: {', '.join(thin)} of the gaps are not meaningful"
+    return warning("few_samples", f.summary.label, "info", msg)
+
+
+CHECKS: tuple[Check, ...] = (
+    _failed,
+    _early_stop,
+    _over_max,
+    _prompt_off,
+    _cached,
+    _mismatch,
+    _multi_token,
+    _malformed,
+    _above_ceiling,
+    _client_busy,
+    _few_samples,
+)
 
 
 def check_level(
-    s: dict[str, Any],
+    s: LevelSummary,
     records: list[RequestRecord],
     prompt_tokens_expected: int,
     ceiling_tokens_per_s: float | None,
-    client: dict[str, float],
+    client: ClientStats,
     lag_threshold_s: float = 0.005,
-) -> list[dict[str, str]]:
-    lv = s["label"]
-    out: list[dict[str, str]] = []
+) -> list[RunWarning]:
+    """Every check in order; the warnings of those that found something."""
     ok = [r for r in records if r.phase == "measure" and r.ok]
-    if s["requests_failed"]:
-        errs = "; ".join(s["errors"])
-        out.append(
-            warning(
-                "requests_failed",
-                lv,
-                "error",
-                f"{s['requests_failed']} of {s['requests_measured']} requests failed: {errs}",
-            )
-        )  # noqa: E501
-    early = [r for r in ok if r.early_stop]
-    if early:
-        r = early[0]
-        out.append(
-            warning(
-                "early_stop",
-                lv,
-                "error",
-                f"{len(early)} requests stopped early (e.g. finish_reason="
-                f"{r.finish_reason!r}, N_out={r.n_out} of {r.max_tokens}): the server "
-                "ignored ignore_eos/min_tokens; TPOT mixes different lengths",
-            )
-        )
-    over = [r for r in ok if r.completion_tokens is not None and r.completion_tokens > r.max_tokens]
-    if over:
-        out.append(
-            warning(
-                "output_over_max",
-                lv,
-                "error",
-                f"{len(over)} requests report more completion tokens than max_tokens "
-                f"({over[0].completion_tokens} > {over[0].max_tokens}): prompt tokens "
-                "counted as output?",
-            )
-        )
-    off = [
-        r for r in ok if r.prompt_tokens is not None and r.prompt_tokens != prompt_tokens_expected
-    ]
-    if off:
-        out.append(
-            warning(
-                "prompt_tokens_off",
-                lv,
-                "warning",
-                f"{len(off)} requests had usage.prompt_tokens != {prompt_tokens_expected} "
-                f"(e.g. {off[0].prompt_tokens})",
-            )
-        )
-    cached = [r for r in ok if r.cached_prompt_tokens]
-    if cached:
-        out.append(
-            warning(
-                "prefix_cache_hit",
-                lv,
-                "warning",
-                f"{len(cached)} requests reused cached prompt tokens: TTFT is optimistic",
-            )
-        )
-    if s["streamed_tokens_mismatch"]:
-        out.append(
-            warning(
-                "token_count_mismatch",
-                lv,
-                "warning",
-                f"{s['streamed_tokens_mismatch']} requests streamed a different number of "
-                "tokens than usage reports: some events carried several tokens",
-            )
-        )
-    if s["multi_token_events"]:
-        out.append(
-            warning(
-                "multi_token_events",
-                lv,
-                "warning",
-                f"{s['multi_token_events']} events carried several tokens; their gaps were "
-                "split evenly, which hides the true gap distribution",
-            )
-        )
-    if s["malformed_events"]:
-        out.append(
-            warning(
-                "malformed_events",
-                lv,
-                "warning",
-                f"{s['malformed_events']} malformed SSE lines or events were skipped",
-            )
-        )
-    if ceiling_tokens_per_s and s["output_tokens_per_s_per_user"] > ceiling_tokens_per_s * 1.001:
-        out.append(
-            warning(
-                "above_ceiling",
-                lv,
-                "error",
-                f"per-user rate {s['output_tokens_per_s_per_user']:.4g} tok/s exceeds the "
-                f"physical ceiling {ceiling_tokens_per_s:.4g} tok/s of the stated floor; "
-                "usual causes: " + "; ".join(IMPOSSIBLE_CAUSES),
-            )
-        )
-    if client["loop_lag_p99_s"] > lag_threshold_s or client["cpu_fraction"] > 0.8:
-        out.append(
-            warning(
-                "client_saturation",
-                lv,
-                "warning",
-                f"the client itself was busy (event-loop lag p99 "
-                f"{client['loop_lag_p99_s'] * 1e3:.3g} ms, CPU {client['cpu_fraction']:.0%}"
-                " of a core): its timestamps may be late",
-            )
-        )
-    thin = thin_percentiles(s["gap_s"]["n"])
-    if thin:
-        out.append(
-            warning(
-                "few_samples",
-                lv,
-                "info",
-                f"only {s['gap_s']['n']} gaps: {', '.join(thin)} of the gaps are not meaningful",
-            )
-        )
-    return out
+    facts = LevelFacts(s, ok, prompt_tokens_expected, ceiling_tokens_per_s, client, lag_threshold_s)
+    return [w for check in CHECKS if (w := check(facts)) is not None]

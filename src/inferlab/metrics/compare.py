@@ -2,47 +2,49 @@
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
 from inferlab.physics.decode import decode_point
 from inferlab.physics.measured import utilisation
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
+from inferlab.summary import FloorComparison, LevelSummary
 
 
 def compare_level(
-    s: dict[str, Any], cost: ModelCost, hw: HardwareSpec, prompt_tokens: int, output_tokens: int
-) -> dict[str, Any]:
+    s: LevelSummary, cost: ModelCost, hw: HardwareSpec, prompt_tokens: int, output_tokens: int
+) -> FloorComparison:
     """The batch is the measured mean number of decoding streams; the context its mean length."""
-    tpot = s["tpot_s"]["p50"]
-    batch = max(1, round(s["mean_active_streams"] or 1))
+    tpot = s.tpot_s.p50
+    batch = max(1, round(s.mean_active_streams or 1))
     context = int(prompt_tokens + output_tokens / 2)
     p = decode_point(cost, hw, batch, context)
-    d: dict[str, Any] = {
-        "floor_batch": batch,
-        "floor_context_tokens": context,
-        "bytes_per_step": p.bytes_per_step,
-        "flops_per_step": p.flops_per_step,
-        "predicted_step_time_s": p.step_time_s,
-        "predicted_bound": p.step.bound,
-        "ceiling_tokens_per_s_per_user": p.tokens_per_s_per_user,
-        "predicted_tokens_per_s_total": p.tokens_per_s_total,
-    }
-    if tpot:
-        u = utilisation(
-            p.bytes_per_step,
-            p.flops_per_step,
-            tpot,
-            hw.bandwidth_bytes_per_s,
-            hw.peak_flops(cost.compute_dtype),
-            p.step_time_s,
-        )
-        d.update(
-            measured_step_time_s=tpot,
-            achieved_bandwidth_bytes_per_s=u.achieved_bandwidth_bytes_per_s,
-            achieved_flops_per_s=u.achieved_flops_per_s,
-            mbu=u.mbu,
-            mfu=u.mfu,
-            measured_over_floor=tpot / p.step_time_s,
-        )
-    return d
+    d = FloorComparison(
+        floor_batch=batch,
+        floor_context_tokens=context,
+        bytes_per_step=p.bytes_per_step,
+        flops_per_step=p.flops_per_step,
+        predicted_step_time_s=p.step_time_s,
+        predicted_bound=p.step.bound,
+        ceiling_tokens_per_s_per_user=p.tokens_per_s_per_user,
+        predicted_tokens_per_s_total=p.tokens_per_s_total,
+    )
+    if not tpot:
+        return d
+    u = utilisation(
+        p.bytes_per_step,
+        p.flops_per_step,
+        tpot,
+        hw.bandwidth_bytes_per_s,
+        hw.peak_flops(cost.compute_dtype),
+        p.step_time_s,
+    )
+    return dataclasses.replace(
+        d,
+        measured_step_time_s=tpot,
+        achieved_bandwidth_bytes_per_s=u.achieved_bandwidth_bytes_per_s,
+        achieved_flops_per_s=u.achieved_flops_per_s,
+        mbu=u.mbu,
+        mfu=u.mfu,
+        measured_over_floor=tpot / p.step_time_s,
+    )

@@ -10,11 +10,12 @@ noise) is impossible for an honest count: the warning `faster_than_engine`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Any
 
 from inferlab.engines.engine_result import EngineBench
 from inferlab.metrics.checks import warning
+from inferlab.summary import EngineSplit, LevelSummary, RunSummary, RunWarning
 
 PARTS = ("floor", "kernels", "serving", "engine")
 PART_WORDS = {
@@ -23,41 +24,6 @@ PART_WORDS = {
     "kernels": "the engine's kernels (engine alone - floor: dequantise, matmul, launch overhead)",
     "serving": "serving (served - engine alone: HTTP, scheduler, sampling, streaming)",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class EngineSplit:
-    """One level's served TPOT split into floor / kernels / serving (seconds and shares)."""
-
-    batch: int
-    batch_source: str  # "measured" (engine ran this batch) or "interpolated"
-    served_tpot_s: float
-    engine_step_time_s: float
-    engine_noise_s: float
-    floor_s: float | None  # None when the run had no floor
-    kernel_overhead_s: float | None
-    serving_overhead_s: float
-    floor_share: float | None
-    kernel_share: float | None
-    serving_share: float
-    largest: str  # one of PARTS
-
-    @property
-    def faster_than_engine(self) -> bool:
-        return self.served_tpot_s < self.engine_step_time_s - self.engine_noise_s
-
-    @property
-    def below_floor(self) -> bool:
-        return self.floor_s is not None and self.engine_step_time_s < (
-            self.floor_s - self.engine_noise_s
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> EngineSplit:
-        return cls(**{k: d[k] for k in cls.__slots__})
 
 
 def split_time(
@@ -88,16 +54,15 @@ def split_time(
     }
 
 
-def level_batch(lv: dict[str, Any]) -> int | None:
+def level_batch(lv: LevelSummary) -> int | None:
     """The batch the engine is compared at: the concurrency, else the mean decoding streams."""
-    if "concurrency" in lv:
-        return int(lv["concurrency"])
-    streams = lv.get("mean_active_streams")
-    return max(1, round(streams)) if streams else None
+    if lv.concurrency is not None:
+        return int(lv.concurrency)
+    return max(1, round(lv.mean_active_streams)) if lv.mean_active_streams else None
 
 
-def split_level(lv: dict[str, Any], engine: EngineBench) -> EngineSplit | None:
-    served = lv["tpot_s"]["p50"]
+def split_level(lv: LevelSummary, engine: EngineBench) -> EngineSplit | None:
+    served = lv.tpot_s.p50
     batch = level_batch(lv)
     if not served or batch is None:
         return None
@@ -105,26 +70,27 @@ def split_level(lv: dict[str, Any], engine: EngineBench) -> EngineSplit | None:
     if at is None:
         return None
     step, source = at
-    parts = split_time(served, step, engine.noise_s(batch), lv.get("predicted_step_time_s"))
+    floor = lv.comparison.predicted_step_time_s if lv.comparison else None
+    parts = split_time(served, step, engine.noise_s(batch), floor)
     return EngineSplit(batch=batch, batch_source=source, **parts)
 
 
-def _mismatch(summary: dict[str, Any], engine: EngineBench) -> list[dict[str, str]]:
-    w = summary.get("workload") or {}
+def _mismatch(summary: RunSummary, engine: EngineBench) -> list[RunWarning]:
+    w = summary.workload
     out = []
     ran = (engine.prompt_tokens, engine.output_tokens)
-    if (w.get("prompt_tokens"), w.get("output_tokens")) != ran:
+    if (w.prompt_tokens, w.output_tokens) != ran:
         out.append(
             warning(
                 "engine_workload_mismatch",
                 "run",
                 "warning",
                 f"the engine baseline ran {ran[0]} -> {ran[1]} tokens, the sweep "
-                f"{w.get('prompt_tokens')} -> {w.get('output_tokens')}: steps are compared at "
+                f"{w.prompt_tokens} -> {w.output_tokens}: steps are compared at "
                 "different context lengths",
             )
         )
-    threads = (summary.get("extra") or {}).get("server_threads")
+    threads = summary.extra.get("server_threads")
     if threads is not None and threads != engine.threads:
         out.append(
             warning(
@@ -157,7 +123,7 @@ def _mismatch(summary: dict[str, Any], engine: EngineBench) -> list[dict[str, st
     return out
 
 
-def faster_than_engine(label: str, s: EngineSplit) -> dict[str, str]:
+def faster_than_engine(label: str, s: EngineSplit) -> RunWarning:
     return warning(
         "faster_than_engine",
         label,
@@ -169,7 +135,7 @@ def faster_than_engine(label: str, s: EngineSplit) -> dict[str, str]:
     )
 
 
-def below_floor(label: str, s: EngineSplit) -> dict[str, str]:
+def below_floor(label: str, s: EngineSplit) -> RunWarning:
     return warning(
         "engine_below_floor",
         label,
@@ -180,31 +146,28 @@ def below_floor(label: str, s: EngineSplit) -> dict[str, str]:
     )
 
 
-def apply_engine_baseline(summary: dict[str, Any], engine: EngineBench) -> None:
-    """Add `engine_baseline` to the run and an `engine` split to every level, with warnings."""
-    summary["engine_baseline"] = engine.to_json()
+def apply_engine_baseline(summary: RunSummary, engine: EngineBench) -> RunSummary:
+    """The run with `engine_baseline` set, an `engine` split on every level, and warnings."""
     warns = _mismatch(summary, engine)
-    for lv in summary["levels"]:
+    levels = []
+    for lv in summary.levels:
         s = split_level(lv, engine)
-        lv["engine"] = None if s is None else s.to_json()
+        levels.append(dataclasses.replace(lv, engine=s))
         if s is not None and s.faster_than_engine:
-            warns.append(faster_than_engine(lv["label"], s))
+            warns.append(faster_than_engine(lv.label, s))
         if s is not None and s.below_floor:
-            warns.append(below_floor(lv["label"], s))
-    summary["warnings"] = list(summary["warnings"]) + warns
+            warns.append(below_floor(lv.label, s))
+    return dataclasses.replace(
+        summary,
+        levels=tuple(levels),
+        warnings=summary.warnings + tuple(warns),
+        engine_baseline=engine,
+    )
 
 
-def _splits(summary: dict[str, Any]) -> list[tuple[str, EngineSplit]]:
-    return [
-        (lv["label"], EngineSplit.from_json(lv["engine"]))
-        for lv in summary["levels"]
-        if lv.get("engine")
-    ]
-
-
-def read_engine(summary: dict[str, Any]) -> list[str]:
+def read_engine(summary: RunSummary) -> list[str]:
     """Where the time goes, in words computed from the splits (none without a baseline)."""
-    splits = _splits(summary)
+    splits = [(lv.label, lv.engine) for lv in summary.levels if lv.engine is not None]
     if not splits:
         return []
     label, s = splits[0]
@@ -235,14 +198,14 @@ def read_engine(summary: dict[str, Any]) -> list[str]:
     return out
 
 
-def _prefill_line(summary: dict[str, Any]) -> list[str]:
-    eb = summary.get("engine_baseline") or {}
-    pre = eb.get("prefill")
-    first = next((lv for lv in summary["levels"] if lv.get("concurrency") == 1), None)
-    if not pre or first is None or not first["ttft_s"]["p50"]:
+def _prefill_line(summary: RunSummary) -> list[str]:
+    eb = summary.engine_baseline
+    first = next((lv for lv in summary.levels if lv.concurrency == 1), None)
+    if eb is None or first is None or not first.ttft_s.p50:
         return []
+    pre = eb.prefill
     return [
-        f"The engine's own prefill of {pre['n_tokens']} tokens takes {pre['mean_s']:.3g} s "
-        f"({pre['tokens_per_s']:.0f} tok/s); the served TTFT p50 at c=1 is "
-        f"{first['ttft_s']['p50']:.3g} s."
+        f"The engine's own prefill of {pre.n_tokens} tokens takes {pre.mean_s:.3g} s "
+        f"({pre.tokens_per_s:.0f} tok/s); the served TTFT p50 at c=1 is "
+        f"{first.ttft_s.p50:.3g} s."
     ]

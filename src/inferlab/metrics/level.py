@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.requests import NS, RequestLatency, latency, mean_active_streams
-from inferlab.metrics.stats import summarize
+from inferlab.metrics.stats import latency_stats
+from inferlab.records import RequestRecord
+from inferlab.summary import LevelSummary
 
 
 def summarize_level(
@@ -16,7 +16,7 @@ def summarize_level(
     value: float,
     records: list[RequestRecord],
     stall_factor: float = 5.0,
-) -> dict[str, Any]:
+) -> LevelSummary:
     measured = [r for r in records if r.phase == "measure"]
     lats: list[RequestLatency] = [x for r in measured if (x := latency(r)) is not None]
     ok = [r for r in measured if r.ok]
@@ -33,39 +33,39 @@ def summarize_level(
         window_s = max((t_end - t_start) * NS, 1e-9)
     else:
         window_s = 0.0
-    d: dict[str, Any] = {
-        "label": label,
-        "concurrency" if kind == "concurrency" else "rate_per_s": value,
-        "requests_measured": len(measured),
-        "requests_warmup": len(records) - len(measured),
-        "requests_ok": len(ok),
-        "requests_failed": len(measured) - len(ok),
-        "requests_early_stop": sum(1 for r in ok if r.early_stop),
-        "errors": sorted({r.error for r in measured if r.error})[:5],
-        "ttft_s": summarize([x.ttft_s for x in lats]),
-        "tpot_s": summarize(tpots),
-        "e2e_s": summarize([x.e2e_s for x in lats]),
-        "gap_s": summarize(gaps),
-        "worst_gap_per_request_s": summarize(worst),
-        "stall_threshold_s": threshold,
-        "stall_count": stalls,
-        "multi_token_events": sum(x.multi_token_events for x in lats),
-        "queue_delay_s": summarize([x.queue_delay_s for x in lats]),
-        "output_tokens": out_tokens,
-        "window_s": window_s,
-        "output_tokens_per_s_total": out_tokens / window_s if window_s else 0.0,
-        "output_tokens_per_s_per_user": (1.0 / statistics.median(tpots)) if tpots else 0.0,
-        "mean_active_streams": mean_active_streams(ok),
-        "prompt_tokens_usage_p50": _median([r.prompt_tokens for r in ok]),
-        "completion_tokens_p50": _median([r.completion_tokens for r in ok]),
-        "streamed_tokens_mismatch": sum(
+    return LevelSummary(
+        label=label,
+        concurrency=value if kind == "concurrency" else None,
+        rate_per_s=None if kind == "concurrency" else value,
+        requests_measured=len(measured),
+        requests_warmup=len(records) - len(measured),
+        requests_ok=len(ok),
+        requests_failed=len(measured) - len(ok),
+        requests_early_stop=sum(1 for r in ok if r.early_stop),
+        errors=tuple(sorted({r.error for r in measured if r.error})[:5]),
+        ttft_s=latency_stats([x.ttft_s for x in lats]),
+        tpot_s=latency_stats(tpots),
+        e2e_s=latency_stats([x.e2e_s for x in lats]),
+        gap_s=latency_stats(gaps),
+        worst_gap_per_request_s=latency_stats(worst),
+        stall_threshold_s=threshold,
+        stall_count=stalls,
+        multi_token_events=sum(x.multi_token_events for x in lats),
+        queue_delay_s=latency_stats([x.queue_delay_s for x in lats]),
+        output_tokens=out_tokens,
+        window_s=window_s,
+        output_tokens_per_s_total=out_tokens / window_s if window_s else 0.0,
+        output_tokens_per_s_per_user=(1.0 / statistics.median(tpots)) if tpots else 0.0,
+        mean_active_streams=mean_active_streams(ok),
+        prompt_tokens_usage_p50=_median([r.prompt_tokens for r in ok]),
+        completion_tokens_p50=_median([r.completion_tokens for r in ok]),
+        streamed_tokens_mismatch=sum(
             1
             for r in ok
             if r.completion_tokens is not None and r.completion_tokens != r.streamed_tokens
         ),
-        "malformed_events": sum(r.malformed_events for r in measured),
-    }
-    return d
+        malformed_events=sum(r.malformed_events for r in measured),
+    )
 
 
 def _median(values: list[int | None]) -> float | None:

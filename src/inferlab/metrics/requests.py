@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferlab.bench.records import RequestRecord
+from inferlab.records import RequestRecord
 
 NS = 1e-9
 

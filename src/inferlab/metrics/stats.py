@@ -6,22 +6,25 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from inferlab.summary import LatencyStats
+
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 # Fewest samples for which a percentile means anything: about 10 beyond it.
 MIN_SAMPLES = {"p50": 1, "p90": 10, "p95": 20, "p99": 100, "p999": 1000}
 
 
-def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
+def latency_stats(values: Sequence[float]) -> LatencyStats:
     """p50 p90 p95 p99 p999 max mean and n; None everywhere when there are no values."""
     if len(values) == 0:
-        return {**dict.fromkeys(PERCENTILES), "max": None, "mean": None, "n": 0}
+        return LatencyStats.empty()
     a = np.asarray(values, dtype=float)
-    qs = np.percentile(a, list(PERCENTILES.values()))
-    out: dict[str, float | int | None] = {k: float(v) for k, v in zip(PERCENTILES, qs, strict=True)}
-    out["max"] = float(a.max())
-    out["mean"] = float(a.mean())
-    out["n"] = len(values)
-    return out
+    p50, p90, p95, p99, p999 = (float(q) for q in np.percentile(a, list(PERCENTILES.values())))
+    return LatencyStats(p50, p90, p95, p99, p999, float(a.max()), float(a.mean()), len(values))
+
+
+def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
+    """The same figures as a dict (its JSON form), for callers not yet on LatencyStats."""
+    return latency_stats(values).to_json()
 
 
 def thin_percentiles(n: int) -> list[str]:

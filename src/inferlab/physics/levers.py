@@ -56,55 +56,30 @@ def _effect(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Speculation:
+    """Speculative decoding's knobs: k drafted tokens, i.i.d. acceptance, a draft step's cost.
+
+    `draft_cost_ratio`: one draft-model step as a fraction of a target step
+    (a draft model ~20x smaller reads ~1/20 of the bytes).
+    """
+
+    draft_tokens: int = 4
+    acceptance: float = 0.7
+    draft_cost_ratio: float = 0.05
+
+
 def levers(
     cost: ModelCost,
     hw: HardwareSpec,
     batch: int,
     context: int,
     overhead_s: float = 0.0,
-    draft_tokens: int = 4,
-    acceptance: float = 0.7,
-    draft_cost_ratio: float = 0.05,
+    spec: Speculation = Speculation(),
 ) -> tuple[DecodePoint, list[LeverEffect]]:
-    """Baseline point and each lever's effect, best per-user speedup first.
-
-    `draft_cost_ratio`: one draft-model step as a fraction of a target step
-    (a draft model ~20x smaller reads ~1/20 of the bytes).
-    """
+    """Baseline point and each lever's effect, best per-user speedup first."""
     base = decode_point(cost, hw, batch, context, overhead_s)
-    out: list[LeverEffect] = []
-
-    half_w = replace(
-        cost,
-        dense_bytes_per_step=cost.dense_bytes_per_step / 2,
-        embedding_row_bytes=cost.embedding_row_bytes / 2,
-        expert_bytes_each=cost.expert_bytes_each / 2,
-    )
-    p = decode_point(half_w, hw, batch, context, overhead_s)
-    out.append(
-        _effect(
-            "halve weight bytes (8-bit/4-bit weights)",
-            base,
-            p.step_time_s,
-            1,
-            batch,
-            f"weights {base.weight_bytes_per_step:.3g} -> {p.weight_bytes_per_step:.3g} B per step",
-        )
-    )
-
-    half_kv = replace(cost, kv_bytes_per_token=cost.kv_bytes_per_token / 2)
-    p = decode_point(half_kv, hw, batch, context, overhead_s)
-    out.append(
-        _effect(
-            "halve KV bytes (fp8 KV cache, fewer KV heads)",
-            base,
-            p.step_time_s,
-            1,
-            batch,
-            f"KV {base.kv_bytes_total:.3g} -> {p.kv_bytes_total:.3g} B per step",
-        )
-    )
-
+    out = _fewer_bytes(cost, hw, base, overhead_s)
     p = decode_point(cost, hw, 2 * batch, context, overhead_s)
     out.append(
         _effect(
@@ -116,30 +91,7 @@ def levers(
             "shares each weight read with twice the users; needs KV memory",
         )
     )
-
-    e_tok = expected_tokens_per_verify(draft_tokens, acceptance)
-    # The verify step reads the same bytes as one decode step but checks k+1 tokens.
-    flops = (draft_tokens + 1) * base.flops_per_step
-    v = roofline(
-        base.bytes_per_step,
-        flops,
-        hw.bandwidth_bytes_per_s,
-        hw.peak_flops(cost.compute_dtype),
-        overhead_s,
-    )
-    step = v.step_time_s + draft_tokens * draft_cost_ratio * base.step_time_s
-    out.append(
-        _effect(
-            f"speculative decoding (k={draft_tokens}, acceptance {acceptance:g})",
-            base,
-            step,
-            e_tok,
-            batch,
-            f"{e_tok:.2f} tokens per verify step of {step * 1e3:.3g} ms "
-            f"(draft step = {draft_cost_ratio:g} x target step)",
-        )
-    )
-
+    out.append(_speculative(cost, hw, base, overhead_s, spec))
     if overhead_s > 0:
         out.append(
             _effect(
@@ -153,3 +105,64 @@ def levers(
         )
     out.sort(key=lambda e: e.per_user_speedup, reverse=True)
     return base, out
+
+
+def _fewer_bytes(
+    cost: ModelCost, hw: HardwareSpec, base: DecodePoint, overhead_s: float
+) -> list[LeverEffect]:
+    """Halve the weight bytes, or the KV bytes, at the same batch and context."""
+    batch, context = base.batch, base.context
+    half_w = replace(
+        cost,
+        dense_bytes_per_step=cost.dense_bytes_per_step / 2,
+        embedding_row_bytes=cost.embedding_row_bytes / 2,
+        expert_bytes_each=cost.expert_bytes_each / 2,
+    )
+    pw = decode_point(half_w, hw, batch, context, overhead_s)
+    half_kv = replace(cost, kv_bytes_per_token=cost.kv_bytes_per_token / 2)
+    pk = decode_point(half_kv, hw, batch, context, overhead_s)
+    return [
+        _effect(
+            "halve weight bytes (8-bit/4-bit weights)",
+            base,
+            pw.step_time_s,
+            1,
+            batch,
+            f"weights {base.weight_bytes_per_step:.3g} -> {pw.weight_bytes_per_step:.3g} B "
+            "per step",
+        ),
+        _effect(
+            "halve KV bytes (fp8 KV cache, fewer KV heads)",
+            base,
+            pk.step_time_s,
+            1,
+            batch,
+            f"KV {base.kv_bytes_total:.3g} -> {pk.kv_bytes_total:.3g} B per step",
+        ),
+    ]
+
+
+def _speculative(
+    cost: ModelCost, hw: HardwareSpec, base: DecodePoint, overhead_s: float, spec: Speculation
+) -> LeverEffect:
+    k = spec.draft_tokens
+    e_tok = expected_tokens_per_verify(k, spec.acceptance)
+    # The verify step reads the same bytes as one decode step but checks k+1 tokens.
+    flops = (k + 1) * base.flops_per_step
+    v = roofline(
+        base.bytes_per_step,
+        flops,
+        hw.bandwidth_bytes_per_s,
+        hw.peak_flops(cost.compute_dtype),
+        overhead_s,
+    )
+    step = v.step_time_s + k * spec.draft_cost_ratio * base.step_time_s
+    return _effect(
+        f"speculative decoding (k={k}, acceptance {spec.acceptance:g})",
+        base,
+        step,
+        e_tok,
+        base.batch,
+        f"{e_tok:.2f} tokens per verify step of {step * 1e3:.3g} ms "
+        f"(draft step = {spec.draft_cost_ratio:g} x target step)",
+    )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from inferlab.jsonio import write_json
 from inferlab.probe.compute import FlopsResult, measure_flops
 from inferlab.probe.gpu import GpuResult, probe_gpu
 from inferlab.probe.memory import BandwidthResult, measure_bandwidth
@@ -87,4 +87,4 @@ def save(result: ProbeResult) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = result.hardware_entry()
     entry["probe"] = result.to_json()
-    path.write_text(json.dumps(entry, indent=2))
+    write_json(path, entry)

@@ -1,19 +1,15 @@
-"""The sweep table and warnings on the console (rich), and the bench progress hooks."""
+"""The sweep table and warnings on the console (rich)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from inferlab.bench.benchmark import Hooks
-from inferlab.bench.records import RequestRecord
-from inferlab.bench.runner import Level
+from inferlab.summary import RunSummary
 
 
 def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x * 1e3:.1f}"
 
 
-def sweep_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
     head = [
         "level",
         "ok/fail/early",
@@ -29,21 +25,21 @@ def sweep_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         "MBU",
     ]
     rows = []
-    for lv in summary["levels"]:
-        bw = lv.get("achieved_bandwidth_bytes_per_s")
-        mbu = lv.get("mbu")
+    for lv in summary.levels:
+        bw = lv.comparison.achieved_bandwidth_bytes_per_s if lv.comparison else None
+        mbu = lv.comparison.mbu if lv.comparison else None
         rows.append(
             [
-                lv["label"],
-                f"{lv['requests_ok']}/{lv['requests_failed']}/{lv['requests_early_stop']}",
-                _ms(lv["ttft_s"]["p50"]),
-                _ms(lv["ttft_s"]["p99"]),
-                _ms(lv["tpot_s"]["p50"]),
-                _ms(lv["gap_s"]["p99"]),
-                _ms(lv["gap_s"]["max"]),
-                str(lv["stall_count"]),
-                f"{lv['output_tokens_per_s_total']:.1f}",
-                f"{lv['output_tokens_per_s_per_user']:.1f}",
+                lv.label,
+                f"{lv.requests_ok}/{lv.requests_failed}/{lv.requests_early_stop}",
+                _ms(lv.ttft_s.p50),
+                _ms(lv.ttft_s.p99),
+                _ms(lv.tpot_s.p50),
+                _ms(lv.gap_s.p99),
+                _ms(lv.gap_s.max),
+                str(lv.stall_count),
+                f"{lv.output_tokens_per_s_total:.1f}",
+                f"{lv.output_tokens_per_s_per_user:.1f}",
                 "-" if bw is None else f"{bw / 1e9:.2f}",
                 "-" if mbu is None else f"{mbu:.0%}",
             ]
@@ -52,15 +48,16 @@ def sweep_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def _insert_floor_engine(summary: dict[str, Any], head: list[str], rows: list[list[str]]) -> None:
+def _insert_floor_engine(summary: RunSummary, head: list[str], rows: list[list[str]]) -> None:
     """floor / engine alone columns just before the served TPOT, when the run has them."""
-    levels = summary["levels"]
+    levels = summary.levels
     at = head.index("TPOT p50 ms")
     cols: list[tuple[str, list[str]]] = []
-    if any(lv.get("predicted_step_time_s") for lv in levels):
-        cols.append(("floor ms", [_ms(lv.get("predicted_step_time_s")) for lv in levels]))
-    if any(lv.get("engine") for lv in levels):
-        steps = [(lv.get("engine") or {}).get("engine_step_time_s") for lv in levels]
+    floors = [lv.comparison.predicted_step_time_s if lv.comparison else None for lv in levels]
+    if any(floors):
+        cols.append(("floor ms", [_ms(x) for x in floors]))
+    if any(lv.engine for lv in levels):
+        steps = [lv.engine.engine_step_time_s if lv.engine else None for lv in levels]
         cols.append(("engine ms", [_ms(x) for x in steps]))
     for name, cells in reversed(cols):
         head.insert(at, name)
@@ -68,7 +65,7 @@ def _insert_floor_engine(summary: dict[str, Any], head: list[str], rows: list[li
             row.insert(at, cell)
 
 
-def print_sweep(summary: dict[str, Any]) -> None:
+def print_sweep(summary: RunSummary) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -82,40 +79,6 @@ def print_sweep(summary: dict[str, Any]) -> None:
     if not c.is_terminal:  # a log file or pipe: do not squeeze the table to 80 columns
         c = Console(width=160)
     c.print(t)
-    for w in summary["warnings"]:
-        style = {"error": "bold red", "warning": "yellow"}.get(w["severity"], "dim")
-        c.print(
-            f"[{style}]{w['severity']}[/] {w['code']} ({w['level']}): {w['message']}",
-            highlight=False,
-        )
-
-
-class ProgressHooks(Hooks):
-    """A rich progress bar per level."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-        self.progress = Progress(
-            "[bold]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-        )
-        self.task: Any = None
-
-    def level_start(self, level: Level, total: int) -> None:
-        self.progress.start()
-        self.task = self.progress.add_task(f"{level.label:>10}", total=total)
-
-    def request_done(self, rec: RequestRecord) -> None:
-        if self.task is not None:
-            self.progress.advance(self.task)
-
-    def level_end(self, level: Level, summary: dict[str, Any]) -> None:
-        tpot = summary["tpot_s"]["p50"]
-        self.progress.update(
-            self.task,
-            description=f"{level.label:>10} TPOT {_ms(tpot)} ms, "
-            f"{summary['output_tokens_per_s_total']:.0f} tok/s",
-        )
-
-    def close(self) -> None:
-        self.progress.stop()
+    for w in summary.warnings:
+        style = {"error": "bold red", "warning": "yellow"}.get(w.severity, "dim")
+        c.print(f"[{style}]{w.severity}[/] {w.code} ({w.level}): {w.message}", highlight=False)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from pathlib import Path
-from typing import Any
 
+from inferlab.jsonio import dumps
 from inferlab.report.console import sweep_rows
+from inferlab.summary import RunSummary
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -40,7 +40,7 @@ def _kv_table(rows: list[tuple[str, str]]) -> str:
 
 
 def render_html(
-    summary: dict[str, Any], out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
+    summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
     head, rows = sweep_rows(summary)
     table = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
@@ -48,12 +48,12 @@ def render_html(
         table += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
     table += "</table>"
     warns = "".join(
-        f'<li class="{w["severity"]}"><b>{html.escape(w["code"])}</b> ({html.escape(w["level"])})'
-        f": {html.escape(w['message'])}</li>"
-        for w in summary["warnings"]
+        f'<li class="{w.severity}"><b>{html.escape(w.code)}</b> ({html.escape(w.level)})'
+        f": {html.escape(w.message)}</li>"
+        for w in summary.warnings
     )
-    cmd = " ".join(summary.get("command") or [])
-    raw = html.escape(json.dumps(summary, indent=1)[:200_000])
+    cmd = " ".join(summary.command)
+    raw = html.escape(dumps(summary, indent=1)[:200_000])
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>inferlab report</title><style>{_CSS}</style></head><body>
 <h1>inferlab: the decode phase, measured</h1>

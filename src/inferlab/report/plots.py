@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inferlab.bench.records import RequestRecord
 from inferlab.metrics.requests import latency
+from inferlab.records import RequestRecord
+from inferlab.summary import RunSummary
 
 
 def _plt() -> Any:
@@ -30,15 +31,15 @@ def gaps_by_level(records: list[RequestRecord]) -> dict[str, list[float]]:
 
 
 def throughput_vs_tpot(
-    summary: dict[str, Any], predicted: list[tuple[int, float, float]], path: Path
+    summary: RunSummary, predicted: list[tuple[int, float, float]], path: Path
 ) -> Path:
     """Aggregate tok/s against per-user time per token; `predicted` = (batch, step_s, tok/s)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     pts = [
-        (lv["tpot_s"]["p50"], lv["output_tokens_per_s_total"], lv["label"])
-        for lv in summary["levels"]
-        if lv["tpot_s"]["p50"]
+        (lv.tpot_s.p50, lv.output_tokens_per_s_total, lv.label)
+        for lv in summary.levels
+        if lv.tpot_s.p50
     ]
     if pts:
         ax.plot([p[0] * 1e3 for p in pts], [p[1] for p in pts], "o-", label="measured (TPOT p50)")
@@ -73,17 +74,17 @@ def throughput_vs_tpot(
     return path
 
 
-def compare_runs(summaries: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
+def compare_runs(summaries: list[tuple[str, RunSummary]], path: Path) -> Path:
     """Several runs (measured or simulated) on one throughput-vs-latency chart."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, summary in summaries:
         pts = [
-            (lv["tpot_s"]["p50"] * 1e3, lv["output_tokens_per_s_total"])
-            for lv in summary["levels"]
-            if lv["tpot_s"]["p50"]
+            (lv.tpot_s.p50 * 1e3, lv.output_tokens_per_s_total)
+            for lv in summary.levels
+            if lv.tpot_s.p50
         ]
-        style = "s--" if summary.get("simulated") else "o-"
+        style = "s--" if summary.simulated else "o-"
         ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=name)
     ax.set_xlabel("time per output token per user (ms)")
     ax.set_ylabel("aggregate output tokens/s")
@@ -128,13 +129,17 @@ def gap_cdf(gaps: dict[str, list[float]], path: Path) -> Path:
     return path
 
 
-def mbu_per_level(summary: dict[str, Any], path: Path) -> Path | None:
-    levels = [lv for lv in summary["levels"] if lv.get("mbu") is not None]
+def mbu_per_level(summary: RunSummary, path: Path) -> Path | None:
+    levels = [
+        (lv.label, lv.comparison.mbu)
+        for lv in summary.levels
+        if lv.comparison and lv.comparison.mbu is not None
+    ]
     if not levels:
         return None
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 3.8))
-    ax.bar([lv["label"] for lv in levels], [lv["mbu"] * 100 for lv in levels], color="tab:blue")
+    ax.bar([lab for lab, _ in levels], [mbu * 100 for _, mbu in levels], color="tab:blue")
     ax.set_ylabel("MBU (% of peak bandwidth)")
     ax.set_title("Memory-bandwidth utilisation per level")
     ax.grid(True, axis="y", alpha=0.3)
@@ -144,38 +149,39 @@ def mbu_per_level(summary: dict[str, Any], path: Path) -> Path | None:
     return path
 
 
-def time_split(summary: dict[str, Any], path: Path) -> Path | None:
+def time_split(summary: RunSummary, path: Path) -> Path | None:
     """Per level, a stacked bar: floor / kernels (engine - floor) / serving (served - engine)."""
-    levels = [lv for lv in summary["levels"] if lv.get("engine")]
-    if not levels:
+    splits = [(lv.label, lv.engine) for lv in summary.levels if lv.engine is not None]
+    if not splits:
         return None
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    labels = [lv["label"] for lv in levels]
-    splits = [lv["engine"] for lv in levels]
-    has_floor = all(e["floor_s"] is not None for e in splits)
-    base = [0.0] * len(levels)
-    parts = [("kernels (engine - floor)", "kernel_overhead_s", "tab:orange")]
-    if has_floor:
-        parts.insert(0, ("floor (bytes / bandwidth)", "floor_s", "tab:green"))
+    labels = [lab for lab, _ in splits]
+    es = [e for _, e in splits]
+    if all(e.floor_s is not None for e in es):
+        parts = [
+            ("floor (bytes / bandwidth)", [e.floor_s or 0.0 for e in es], "tab:green"),
+            ("kernels (engine - floor)", [e.kernel_overhead_s or 0.0 for e in es], "tab:orange"),
+        ]
     else:
-        parts = [("engine alone", "engine_step_time_s", "tab:orange")]
-    parts.append(("serving (served - engine)", "serving_overhead_s", "tab:blue"))
-    for name, key, color in parts:
-        # A negative serving part (served below the engine) is drawn as nothing: see the dots.
-        h = [max(0.0, e[key]) * 1e3 for e in splits]
+        parts = [("engine alone", [e.engine_step_time_s for e in es], "tab:orange")]
+    parts.append(("serving (served - engine)", [e.serving_overhead_s for e in es], "tab:blue"))
+    base = [0.0] * len(es)
+    for name, seconds, color in parts:
+        # A negative part (two measurements disagree) is drawn as nothing: see the dots.
+        h = [max(0.0, x) * 1e3 for x in seconds]
         ax.bar(labels, h, bottom=base, color=color, label=name)
         base = [b + x for b, x in zip(base, h, strict=True)]
     ax.errorbar(
         labels,
-        [e["engine_step_time_s"] * 1e3 for e in splits],
-        yerr=[e["engine_noise_s"] * 1e3 for e in splits],
+        [e.engine_step_time_s * 1e3 for e in es],
+        yerr=[e.engine_noise_s * 1e3 for e in es],
         fmt="none",
         ecolor="dimgray",
         capsize=4,
         label="engine alone +- its noise",
     )
-    ax.plot(labels, [e["served_tpot_s"] * 1e3 for e in splits], "ko", label="served TPOT p50")
+    ax.plot(labels, [e.served_tpot_s * 1e3 for e in es], "ko", label="served TPOT p50")
     ax.set_ylabel("time per output token (ms)")
     ax.set_title("Where the time goes: floor, engine kernels, serving")
     ax.grid(True, axis="y", alpha=0.3)
@@ -186,12 +192,12 @@ def time_split(summary: dict[str, Any], path: Path) -> Path | None:
     return path
 
 
-def predicted_curve(summary: dict[str, Any], cost: Any, hw: Any) -> list[tuple[int, float, float]]:
+def predicted_curve(summary: RunSummary, cost: Any, hw: Any) -> list[tuple[int, float, float]]:
     from inferlab.physics.decode import decode_point
 
-    w = summary["workload"]
-    ctx = int(w["prompt_tokens"] + w["output_tokens"] / 2)
-    top = max([int(lv.get("floor_batch", 1)) for lv in summary["levels"]] + [1])
+    w = summary.workload
+    ctx = int(w.prompt_tokens + w.output_tokens / 2)
+    top = max([lv.comparison.floor_batch if lv.comparison else 1 for lv in summary.levels] + [1])
     batches = [b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256) if b <= max(top * 2, 2)]
     return [
         (b, (p := decode_point(cost, hw, b, ctx)).step_time_s, p.tokens_per_s_total)
@@ -200,7 +206,7 @@ def predicted_curve(summary: dict[str, Any], cost: Any, hw: Any) -> list[tuple[i
 
 
 def render_all(
-    summary: dict[str, Any], records: list[RequestRecord], out_dir: Path, cost: Any, hw: Any
+    summary: RunSummary, records: list[RequestRecord], out_dir: Path, cost: Any, hw: Any
 ) -> list[Path]:
     made = [gap_cdf(gaps_by_level(records), out_dir / "gap_cdf.png")]
     pred = predicted_curve(summary, cost, hw) if cost is not None else []

@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from inferlab.metrics.decomposition import read_engine
+from inferlab.summary import LevelSummary, RunSummary
 from inferlab.units import fmt_bandwidth, fmt_bytes
 
 
-def read_sweep(summary: dict[str, Any]) -> list[str]:
-    lv = [x for x in summary["levels"] if x["tpot_s"]["p50"]]
+def read_sweep(summary: RunSummary) -> list[str]:
+    lv = [x for x in summary.levels if x.tpot_s.p50]
     if not lv:
         return ["No level completed a request, so there is nothing to read."]
-    first, last = lv[0], lv[-1]
-    c1, cn = first.get("concurrency", 1), last.get("concurrency", 1)
-    t1, tn = first["tpot_s"]["p50"], last["tpot_s"]["p50"]
-    a1, an = first["output_tokens_per_s_total"], last["output_tokens_per_s_total"]
+    out = _bound_and_batching(lv[0], lv[-1], len(lv))
+    floor = _floor_sentence(summary, lv[0])
+    if floor:
+        out.append(floor)
+    out.extend(read_engine(summary))
+    return out
+
+
+def _bound_and_batching(first: LevelSummary, last: LevelSummary, n_levels: int) -> list[str]:
+    c1 = first.concurrency if first.concurrency is not None else 1
+    cn = last.concurrency if last.concurrency is not None else 1
+    t1, tn = first.tpot_s.p50 or 0.0, last.tpot_s.p50 or 0.0
+    a1, an = first.output_tokens_per_s_total, last.output_tokens_per_s_total
     out = []
     # 1. Memory- or compute-bound: does a step get slower as streams share it?
-    if len(lv) > 1 and cn > c1:
+    if n_levels > 1 and cn > c1:
         growth, ratio = tn / t1, cn / c1
         # Marginal cost of a stream: 0 if the batch shares the whole step (a pure weight
         # read, memory-bound), 1 if every stream adds a full step of work (compute-bound).
@@ -48,55 +56,57 @@ def read_sweep(summary: dict[str, Any]) -> list[str]:
         )
     else:
         out.append(f"One level only: {t1 * 1e3:.1f} ms per token, {a1:.0f} tok/s in aggregate.")
-    fl = summary.get("floor")
-    if fl and first.get("predicted_step_time_s"):
-        pred = first["predicted_step_time_s"]
-        out.append(
-            f"Floor: {fmt_bytes(first['bytes_per_step'])} per step / "
-            f"{fmt_bandwidth(fl['bandwidth_bytes_per_s'])} = {pred * 1e3:.2f} ms "
-            f"(<= {1 / pred:.0f} tok/s per user); at concurrency {c1} the server runs "
-            f"{t1 / pred:.1f}x above it (MBU {first['mbu']:.0%}), as real systems do: the floor "
-            "says where the ceiling is, not where you are."
-        )
-    out.extend(read_engine(summary))
     return out
 
 
-def setup_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    facts: list[tuple[str, str]] = [
-        ("command", " ".join(summary.get("command") or [])),
-        ("tool", summary.get("tool", "")),
-    ]
-    server = summary.get("server") or {}
-    facts.append(
-        ("server", f"{server.get('kind')} at {server.get('url')}, model {server.get('model')}")
+def _floor_sentence(summary: RunSummary, first: LevelSummary) -> str | None:
+    fl, cmp = summary.floor, first.comparison
+    if not fl or not cmp or not cmp.predicted_step_time_s:
+        return None
+    pred = cmp.predicted_step_time_s
+    c1 = first.concurrency if first.concurrency is not None else 1
+    t1 = first.tpot_s.p50 or 0.0
+    return (
+        f"Floor: {fmt_bytes(cmp.bytes_per_step)} per step / "
+        f"{fmt_bandwidth(fl.bandwidth_bytes_per_s)} = {pred * 1e3:.2f} ms "
+        f"(<= {1 / pred:.0f} tok/s per user); at concurrency {c1} the server runs "
+        f"{t1 / pred:.1f}x above it (MBU {cmp.mbu or 0.0:.0%}), as real systems do: the floor "
+        "says where the ceiling is, not where you are."
     )
-    w = summary.get("workload") or {}
+
+
+def setup_facts(summary: RunSummary) -> list[tuple[str, str]]:
+    facts: list[tuple[str, str]] = [
+        ("command", " ".join(summary.command)),
+        ("tool", summary.tool),
+    ]
+    server = summary.server
+    facts.append(("server", f"{server.kind} at {server.url}, model {server.model}"))
+    w = summary.workload
     facts.append(
         (
             "workload",
-            f"{w.get('prompt_tokens')} prompt tokens, {w.get('output_tokens')} "
-            f"forced output tokens, {w.get('requests_per_level')} requests per level",
+            f"{w.prompt_tokens} prompt tokens, {w.output_tokens} "
+            f"forced output tokens, {w.requests_per_level} requests per level",
         )
     )
-    fl = summary.get("floor")
+    fl = summary.floor
     if fl:
         facts.append(
             (
                 "floor model",
-                f"{fl['model']}: {fmt_bytes(fl['weight_bytes_per_step'])} "
-                f"per step, KV {fmt_bytes(fl['kv_bytes_per_token'])}/token ({fl['model_source']})",
+                f"{fl.model}: {fmt_bytes(fl.weight_bytes_per_step)} "
+                f"per step, KV {fmt_bytes(fl.kv_bytes_per_token)}/token ({fl.model_source})",
             )
         )
         facts.append(
             (
                 "floor hardware",
-                f"{fl['hardware']}: {fmt_bandwidth(fl['bandwidth_bytes_per_s'])}"
-                f" ({fl['hardware_source']})",
+                f"{fl.hardware}: {fmt_bandwidth(fl.bandwidth_bytes_per_s)} ({fl.hardware_source})",
             )
         )
-    for k, v in (summary.get("extra") or {}).items():
+    for k, v in summary.extra.items():
         facts.append((k, str(v)))
-    host = summary.get("client_host") or {}
+    host = summary.client_host or {}
     facts.append(("client", ", ".join(f"{k} {v}" for k, v in host.items())))
     return facts

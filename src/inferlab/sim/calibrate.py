@@ -13,15 +13,16 @@ simulated users start spread over one request's duration.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from inferlab.errors import InferlabError
 from inferlab.metrics.level import summarize_level
-from inferlab.sim.engine import Policy, simulate
+from inferlab.sim.engine import simulate
 from inferlab.sim.output import to_records
-from inferlab.sim.steptime import FittedStepTime
+from inferlab.sim.scheduler import Policy
+from inferlab.sim.steptime import DecodeBatch, FittedStepTime
+from inferlab.sim.users import ClosedLoop
+from inferlab.summary import RunSummary
 
 LLAMA_CPP_BATCH_TOKENS = 2048
 _EPS = 1e-9
@@ -40,45 +41,36 @@ def closed_loop(
 
     Users start spread over one request's decode time under `pace` (default: the model).
     """
-    stagger = output * (pace or model).step_time_s([], [0] * users)
+    stagger = output * (pace or model).step_time_s([], DecodeBatch.of([0] * users))
     policy = Policy("continuous", max_batch or users, LLAMA_CPP_BATCH_TOKENS)
-    res = simulate(
-        [],
-        model,
-        policy,
-        users=users,
-        user_requests=requests_per_user,
-        user_output=output,
-        user_prompt=prompt,
-        user_stagger_s=stagger,
-    )
+    res = simulate([], model, policy, ClosedLoop(users, requests_per_user, prompt, output, stagger))
     lv = summarize_level("sim", "concurrency", users, to_records(res, "sim"))
-    return float(lv["tpot_s"]["p50"] or 0.0), float(lv["ttft_s"]["p50"] or 0.0)
+    return float(lv.tpot_s.p50 or 0.0), float(lv.ttft_s.p50 or 0.0)
 
 
-def fit_from_summary(summary: dict[str, Any], labels: list[str] | None = None) -> FittedStepTime:
-    w = summary["workload"]
-    prompt, output = int(w["prompt_tokens"]), int(w["output_tokens"])
-    levels = [lv for lv in summary["levels"] if lv.get("concurrency") and lv["tpot_s"]["p50"]]
+def fit_from_summary(summary: RunSummary, labels: list[str] | None = None) -> FittedStepTime:
+    w = summary.workload
+    prompt, output = int(w.prompt_tokens), int(w.output_tokens)
+    levels = [lv for lv in summary.levels if lv.concurrency and lv.tpot_s.p50]
     if labels:
-        levels = [lv for lv in levels if lv["label"] in labels]
+        levels = [lv for lv in levels if lv.label in labels]
     if len(levels) < 2:
         raise InferlabError("calibration needs at least two concurrency levels with measured TPOT")
     model = FittedStepTime(0.005, 0.005, 0.005)
     for _ in range(2):
         rows, ys = [], []
         for lv in levels:
-            c = int(lv["concurrency"])
+            c = int(lv.concurrency or 0)
             basis = [
                 closed_loop(FittedStepTime(*unit), c, prompt, output, pace=model)
                 for unit in ((1.0, _EPS, _EPS), (_EPS, 1.0, _EPS), (_EPS, _EPS, 1.0))
             ]
             rows.append([b[0] for b in basis])
-            ys.append(lv["tpot_s"]["p50"])
+            ys.append(lv.tpot_s.p50 or 0.0)
             rows.append([b[1] for b in basis])
-            ys.append(lv["ttft_s"]["p50"])
+            ys.append(lv.ttft_s.p50 or 0.0)
         a_mat, y = np.asarray(rows), np.asarray(ys)
         sol, *_ = np.linalg.lstsq(a_mat / y[:, None], np.ones_like(y), rcond=None)
         a, b, p = (max(float(v), 0.0) for v in sol)
-        model = FittedStepTime(a, b, p, "fitted to " + ", ".join(lv["label"] for lv in levels))
+        model = FittedStepTime(a, b, p, "fitted to " + ", ".join(lv.label for lv in levels))
     return model

@@ -1,239 +1,184 @@
-"""The event loop: arrivals and iteration ends on a (time, sequence) heap.
+"""The event loop: arrivals and step ends on a (time, sequence) heap.
 
-An iteration ("step") runs the batch the policy picked; its duration comes
-from the injected step-time model. Decoding sequences get one token per step
-they join, so a sequence's token times are a contiguous slice of the global
-list of decode-step end times (cheap for hour-long runs: per step the work is
-proportional to what changes, not to the batch). KV capacity is counted in
-blocks; when a step cannot grow every sequence, the latest-admitted one is
-preempted (its KV dropped, to be recomputed) and counted.
+An engine step runs the batch the scheduler picked (sim/policies/); its
+duration comes from the injected step-time model (sim/steptime.py). Decoding
+sequences get one token per step; the running set (sim/running.py) keeps that
+progress lazily, so a step costs what changes in it, not the batch size. KV
+capacity is counted in blocks (sim/kv.py); closed-loop users (sim/users.py)
+send their next request when the previous one finishes.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-import math
+from array import array
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from inferlab.errors import InferlabError
-from inferlab.sim.steptime import StepTimeModel
+from inferlab.sim.kv import KVBlockManager
+from inferlab.sim.limits import DEFAULT_MAX_STEPS, SimulationTooLarge
+from inferlab.sim.pause_gc import gc_paused
+from inferlab.sim.policies import make_scheduler
+from inferlab.sim.request import DECODE, SimRequest
+from inferlab.sim.running import Running
+from inferlab.sim.scheduler import Batch, Policy, Scheduler
+from inferlab.sim.steptime import DecodeBatch, StepTimeModel
+from inferlab.sim.users import ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    name: str  # "sequential", "static" or "continuous"
-    max_batch: int = 256
-    chunk_tokens: int | None = None  # chunked prefill: prompt tokens per step
-    kv_capacity_tokens: int | None = None  # None: unlimited
-    block_tokens: int = 16
+NO_DECODES = DecodeBatch(0, 0, list)
 
 
 @dataclass(slots=True)
-class SimRequest:
-    id: int
-    arrival_s: float
-    prompt_tokens: int
-    output_tokens: int
-    injected: bool = False
-    user: int | None = None  # closed-loop user who sent it
-    prefill_target: int = 0  # tokens to (re)compute before decoding
-    prefilled: int = 0
-    generated: int = 0  # tokens emitted so far (survives preemption: the user saw them)
-    segments: list[tuple[int, int]] = field(default_factory=list)  # (first step idx, count)
-    extra_times: list[float] = field(default_factory=list)  # tokens emitted by prefill steps
-    decode_from: int = -1  # decode-step index of this segment's start; -1 while prefilling
-    finish_s: float | None = None
-    preemptions: int = 0
-    admit_order: int = 0
+class Timeline:
+    """Per engine step: start time, batch size, KV blocks used, queue length (flat, 4 a row:
+    one append per step)."""
 
-    def blocks(self, block: int) -> int:
-        return math.ceil((self.prefilled + self.generated) / block) if self.prefilled else 0
+    rows: array[float]
+
+    COLUMNS = ("t_s", "batch", "kv_blocks_used", "queue_length")
+
+    def column(self, i: int) -> array[float]:
+        return self.rows[i :: len(self.COLUMNS)]
+
+    @property
+    def batch(self) -> list[int]:
+        return [int(x) for x in self.column(1)]
+
+    @property
+    def kv_blocks(self) -> list[int]:
+        return [int(x) for x in self.column(2)]
+
+    @property
+    def queue(self) -> list[int]:
+        return [int(x) for x in self.column(3)]
 
 
 @dataclass(slots=True)
 class SimResult:
-    requests: list[SimRequest]
-    decode_step_end_s: list[float]
+    requests: list[SimRequest]  # finished first (in finishing order), then unfinished
+    decode_step_end_s: array[float]
+    prefill_token_s: array[float]
     preemptions: int
     steps: int
-    timeline: list[tuple[float, int, int, int]]  # (t, batch, kv blocks used, queue length)
+    timeline: Timeline
     sim_time_s: float
 
     def token_times(self, r: SimRequest) -> list[float]:
-        times = list(r.extra_times)
-        for start, count in r.segments:
-            times.extend(self.decode_step_end_s[start : start + count])
-        times.sort()
-        return times
+        out: list[float] = []
+        for source, start, count in r.pieces:
+            table = self.decode_step_end_s if source == DECODE else self.prefill_token_s
+            out.extend(table[start : start + count])
+        return out
 
 
-ARRIVE, STEP_END = 0, 1
+class Engine:
+    def __init__(
+        self, model: StepTimeModel, policy: Policy, max_steps: int = DEFAULT_MAX_STEPS
+    ) -> None:
+        self.model = model
+        self.scheduler: Scheduler = make_scheduler(policy)
+        self.running = Running(
+            KVBlockManager.for_tokens(policy.kv_capacity_tokens, policy.block_tokens)
+        )
+        self.max_steps = max_steps
+        self.waiting: deque[SimRequest] = deque()
+        self.done: list[SimRequest] = []
+        self.steps = 0
+        self.timeline = Timeline(array("d"))
+        self._events: list[tuple[float, int, SimRequest | None]] = []  # None: the step ends
+        self._seq = itertools.count()
+        self._batch: Batch | None = None
+        self.users: ClosedLoopUsers | None = None
+
+    def push(self, t: float, r: SimRequest | None) -> None:
+        heapq.heappush(self._events, (t, next(self._seq), r))
+
+    def run(self, max_time_s: float) -> float:
+        """Handle events in time order until none are left (or past `max_time_s`); the end time."""
+        now = 0.0
+        while self._events:
+            now, _, r = heapq.heappop(self._events)
+            if now > max_time_s:
+                break
+            if r is None:
+                self._end_step(now)
+            else:
+                self.waiting.append(r)
+            if self._batch is None:
+                self._start_step(now)
+        return now
+
+    def _start_step(self, t: float) -> None:
+        running = self.running
+        batch = self.scheduler.next_batch(self.waiting, running)
+        if batch is None:
+            return
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise SimulationTooLarge(
+                f"the simulation passed its limit of {self.max_steps} engine steps at "
+                f"t = {t:.4g} s; raise it with --max-steps or simulate a smaller load"
+            )
+        decode = running.decode if batch.decodes else NO_DECODES
+        dt = self.model.step_time_s([(k, r.prefilled) for r, k in batch.chunks], decode)
+        size = decode.count + len(batch.chunks)
+        self.timeline.rows.extend((t, size, running.kv.used_blocks, len(self.waiting)))
+        self._batch = batch
+        heapq.heappush(self._events, (t + dt, next(self._seq), None))
+
+    def _end_step(self, t: float) -> None:
+        batch, running = self._batch, self.running
+        assert batch is not None
+        self._batch = None
+        finished = running.end_decode_step(t) if batch.decodes and running.decode.count else []
+        for r, n in batch.chunks:
+            if running.end_prefill_chunk(r, n, t):
+                finished.append(r)
+        if len(finished) > 1:
+            finished.sort(key=lambda r: r.admit_order)
+        for r in finished:
+            running.remove(r)
+            r.finish_s = t
+            self.done.append(r)
+            nxt = self.users.follow_up(r, t) if self.users is not None else None
+            if nxt is not None:
+                self.push(t, nxt)
 
 
 def simulate(
     arrivals: list[Arrival],
     model: StepTimeModel,
     policy: Policy,
-    users: int = 0,
-    user_requests: int = 0,
-    user_output: int = 0,
-    user_prompt: int = 0,
+    users: ClosedLoop | None = None,
     max_time_s: float = float("inf"),
-    user_stagger_s: float = 0.0,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> SimResult:
-    """Run arrivals (and `users` closed-loop users, each sending `user_requests`) to completion.
-
-    Closed-loop users start together unless `user_stagger_s` spreads their first
-    requests evenly over that window (a real closed loop drifts out of step, so its
-    prefills land among other users' decodes).
-    """
-    seq = itertools.count()
-    heap: list[tuple[float, int, int, SimRequest | None]] = []
+    """Run `arrivals` (and closed-loop `users`) to completion, or to `max_time_s`."""
+    engine = Engine(model, policy, max_steps)
     ids = itertools.count()
     for a in arrivals:
-        r = SimRequest(next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected)
-        heapq.heappush(heap, (a.arrival_s, next(seq), ARRIVE, r))
-    sent = dict.fromkeys(range(users), 0)
-    for u in range(users):
-        t0 = user_stagger_s * u / users if users else 0.0
-        r = SimRequest(next(ids), t0, user_prompt, user_output, user=u)
-        sent[u] = 1
-        heapq.heappush(heap, (t0, next(seq), ARRIVE, r))
-    cap_blocks = (
-        policy.kv_capacity_tokens // policy.block_tokens
-        if policy.kv_capacity_tokens is not None
-        else None
+        engine.push(
+            a.arrival_s,
+            SimRequest(next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected),
+        )
+    if users is not None and users.users > 0:
+        engine.users = ClosedLoopUsers(users, ids)
+        for r in engine.users.first_requests():
+            engine.push(r.arrival_s, r)
+    with gc_paused():  # the loop makes many small acyclic objects
+        end_s = engine.run(max_time_s)
+    running = engine.running
+    unfinished = list(running.requests.values()) + list(engine.waiting)
+    for r in list(running.requests.values()):
+        running.remove(r)  # closes its decode run, so its token times are complete
+    return SimResult(
+        engine.done + unfinished,
+        running.decode_end_s,
+        running.prefill_token_s,
+        engine.scheduler.preemptions,
+        engine.steps,
+        engine.timeline,
+        end_s,
     )
-    waiting: deque[SimRequest] = deque()
-    running: list[SimRequest] = []
-    done: list[SimRequest] = []
-    decode_end: list[float] = []
-    timeline: list[tuple[float, int, int, int]] = []
-    busy = False
-    preemptions = steps = 0
-    admit_counter = itertools.count()
-    plan: tuple[list[tuple[SimRequest, int]], list[SimRequest]] = ([], [])
-    now = 0.0
-
-    def used_blocks() -> int:
-        return sum(r.blocks(policy.block_tokens) for r in running)
-
-    def admit() -> None:
-        limit = 1 if policy.name == "sequential" else policy.max_batch
-        if policy.name == "static" and running:
-            return  # a static batch runs to its longest member before anyone joins
-        while waiting and len(running) < limit:
-            r = waiting[0]
-            need = math.ceil((r.prompt_tokens + r.generated + 1) / policy.block_tokens)
-            if cap_blocks is not None:
-                if need > cap_blocks:
-                    raise InferlabError(
-                        f"the KV cache ({cap_blocks * policy.block_tokens} tokens) cannot hold "
-                        f"even one request of {r.prompt_tokens + r.output_tokens} tokens"
-                    )
-                if used_blocks() + need > cap_blocks:
-                    return
-            waiting.popleft()
-            r.prefill_target = r.prompt_tokens + r.generated
-            r.prefilled = 0
-            r.admit_order = next(admit_counter)
-            running.append(r)
-
-    def preempt_for_growth(decoders: list[SimRequest]) -> list[SimRequest]:
-        nonlocal preemptions
-        if cap_blocks is None:
-            return decoders
-        while True:
-            grow = sum(
-                1 for r in decoders if (r.prefilled + r.generated) % policy.block_tokens == 0
-            )
-            if used_blocks() + grow <= cap_blocks or len(running) <= 1:
-                return decoders
-            victim = max(running, key=lambda r: r.admit_order)
-            running.remove(victim)
-            _close_segment(victim, len(decode_end))
-            victim.prefilled = 0
-            victim.preemptions += 1
-            preemptions += 1
-            waiting.appendleft(victim)
-            decoders = [r for r in decoders if r is not victim]
-
-    def start_step(t: float) -> None:
-        nonlocal busy, plan, steps
-        admit()
-        if not running:
-            return
-        prefilling = [r for r in running if r.prefilled < r.prefill_target]
-        decoders = [r for r in running if r.prefilled >= r.prefill_target]
-        chunks: list[tuple[SimRequest, int]] = []
-        if policy.chunk_tokens:
-            budget = policy.chunk_tokens
-            for r in prefilling:
-                if budget <= 0:
-                    break
-                n = min(budget, r.prefill_target - r.prefilled)
-                chunks.append((r, n))
-                budget -= n
-        elif prefilling:
-            chunks = [(r, r.prefill_target - r.prefilled) for r in prefilling]
-            decoders = []  # an unchunked prefill runs alone: every stream waits for it
-        decoders = preempt_for_growth(decoders)
-        ctxs = [r.prefilled + r.generated for r in decoders]
-        dt = model.step_time_s([(n, r.prefilled) for r, n in chunks], ctxs)
-        plan = (chunks, decoders)
-        busy = True
-        steps += 1
-        timeline.append((t, len(decoders) + len(chunks), used_blocks(), len(waiting)))
-        heapq.heappush(heap, (t + dt, next(seq), STEP_END, None))
-
-    def finish_step(t: float) -> None:
-        nonlocal busy
-        chunks, decoders = plan
-        if decoders:
-            idx = len(decode_end)
-            decode_end.append(t)
-            for r in decoders:
-                if r.decode_from < 0:
-                    r.decode_from = idx
-                r.generated += 1
-        for r, n in chunks:
-            r.prefilled += n
-            if r.prefilled >= r.prefill_target:
-                r.generated += 1  # the prefill pass yields the next token
-                r.extra_times.append(t)
-        for r in [r for r in running if r.generated >= r.output_tokens]:
-            _close_segment(r, len(decode_end))
-            r.finish_s = t
-            running.remove(r)
-            done.append(r)
-            if r.user is not None and sent[r.user] < user_requests:
-                sent[r.user] += 1
-                nxt = SimRequest(next(ids), t, user_prompt, user_output, user=r.user)
-                heapq.heappush(heap, (t, next(seq), ARRIVE, nxt))
-        busy = False
-
-    while heap:
-        now, _, kind, req = heapq.heappop(heap)
-        if now > max_time_s:
-            break
-        if kind == ARRIVE:
-            assert req is not None
-            waiting.append(req)
-        else:
-            finish_step(now)
-        if not busy:
-            start_step(now)
-    unfinished = list(running) + list(waiting)
-    for r in running:
-        _close_segment(r, len(decode_end))
-    return SimResult(done + unfinished, decode_end, preemptions, steps, timeline, now)
-
-
-def _close_segment(r: SimRequest, decode_steps: int) -> None:
-    """Record the decode steps this request took part in since it started decoding."""
-    if r.decode_from >= 0:
-        r.segments.append((r.decode_from, decode_steps - r.decode_from))
-        r.decode_from = -1

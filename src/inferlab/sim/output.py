@@ -1,73 +1,161 @@
-"""Simulated requests -> the same records and summary.json schema as `inferlab bench`."""
+"""Simulated requests -> the same records and summary.json schema as `inferlab bench`.
+
+Token times are gathered with numpy from the engine's step-time tables, and the
+level summary is computed over those arrays (metrics.columns), so an hour-long
+simulation is summarised in about a second.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from inferlab import __version__
-from inferlab.bench.records import RecordWriter, RequestRecord
-from inferlab.metrics.level import summarize_level
-from inferlab.sim.engine import SimResult
+from inferlab.metrics.columns import RequestColumns, summarize_columns
+from inferlab.records import RecordWriter, RequestRecord
+from inferlab.sim.engine import SimResult, Timeline
+from inferlab.sim.pause_gc import gc_paused
+from inferlab.sim.request import DECODE, PREFILL
+from inferlab.summary import ClientStats, LevelSummary
 
 NS = 1_000_000_000
+UNFINISHED = "unfinished when the simulation ended"
 
 
-def to_records(result: SimResult, label: str) -> list[RequestRecord]:
-    out = []
-    for r in result.requests:
-        times = result.token_times(r)
+@dataclass(frozen=True, slots=True)
+class LoadLabel:
+    label: str  # e.g. "users=30" or "rate=5/s"
+    kind: str  # "concurrency" or "rate"
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class TokenTimes:
+    """Every request's token times in ns, one after the other (request i: offsets[i:i+2])."""
+
+    event_ns: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, result: SimResult) -> TokenTimes:
+        decode = np.frombuffer(result.decode_step_end_s, dtype=float)
+        prefill = np.frombuffer(result.prefill_token_s, dtype=float)
+        tables = {DECODE: decode, PREFILL: prefill}
+        per_request = np.zeros(len(result.requests) + 1, dtype=np.int64)
+        slices = []
+        for i, r in enumerate(result.requests, 1):
+            n = 0
+            for source, start, count in r.pieces:
+                slices.append(tables[source][start : start + count])
+                n += count
+            per_request[i] = n
+        times = np.concatenate(slices) if slices else np.empty(0)
+        times *= NS
+        return cls(times.astype(np.int64), np.cumsum(per_request))
+
+
+def _ns(values: list[float]) -> npt.NDArray[np.int64]:
+    return (np.asarray(values, dtype=float) * NS).astype(np.int64)
+
+
+def columns(result: SimResult, times: TokenTimes) -> RequestColumns:
+    reqs = result.requests
+    n_out = np.diff(times.offsets)
+    finished = np.array([r.finish_s is not None for r in reqs], dtype=bool)
+    ok = finished & (n_out > 0)
+    send = _ns([r.arrival_s for r in reqs])
+    max_tokens = np.array([r.output_tokens for r in reqs], dtype=np.int64)
+    return RequestColumns(
+        ok=ok,
+        send_ns=send,
+        scheduled_ns=send,
+        offsets=times.offsets,
+        event_ns=times.event_ns,
+        event_tokens=None,  # one token per event
+        n_out=n_out,
+        prompt_tokens=np.array([r.prompt_tokens for r in reqs], dtype=float),
+        completion_tokens=n_out.astype(float),
+        early_stop=int((ok & (n_out != max_tokens)).sum()),
+        streamed_tokens_mismatch=0,
+        malformed_events=0,
+        errors=(UNFINISHED,) if not finished.all() else (),
+    )
+
+
+def to_records(
+    result: SimResult, label: str, times: TokenTimes | None = None
+) -> list[RequestRecord]:
+    with gc_paused():
+        return list(iter_records(result, label, times))
+
+
+def iter_records(
+    result: SimResult, label: str, times: TokenTimes | None = None
+) -> Iterator[RequestRecord]:
+    """One record per simulated request, built as it is asked for (writing them needs no list)."""
+    times = times or TokenTimes.of(result)
+    bounds = times.offsets.tolist()
+    end_default = int(result.sim_time_s * NS)
+    ones: dict[int, list[int]] = {}  # one token per event; records of a length share the list
+    for i, r in enumerate(result.requests):
+        ev = times.event_ns[bounds[i] : bounds[i + 1]].tolist()
+        n = len(ev)
         finished = r.finish_s is not None
-        out.append(
-            RequestRecord(
-                request_id=r.id,
-                level=label,
-                phase="measure",
-                prompt_tokens_target=r.prompt_tokens,
-                max_tokens=r.output_tokens,
-                scheduled_ns=int(r.arrival_s * NS),
-                send_ns=int(r.arrival_s * NS),
-                event_ns=[int(t * NS) for t in times],
-                event_tokens=[1] * len(times),
-                end_ns=int((r.finish_s or result.sim_time_s) * NS),
-                http_status=200,
-                finish_reason="length" if finished else None,
-                prompt_tokens=r.prompt_tokens,
-                completion_tokens=len(times),
-                error=None if finished else "unfinished when the simulation ended",
-            )
+        send = int(r.arrival_s * NS)
+        yield RequestRecord(
+            request_id=r.id,
+            level=label,
+            phase="measure",
+            prompt_tokens_target=r.prompt_tokens,
+            max_tokens=r.output_tokens,
+            scheduled_ns=send,
+            send_ns=send,
+            event_ns=ev,
+            event_tokens=ones.get(n) or ones.setdefault(n, [1] * n),
+            end_ns=int(r.finish_s * NS) if r.finish_s is not None else end_default,
+            http_status=200,
+            finish_reason="length" if finished else None,
+            prompt_tokens=r.prompt_tokens,
+            completion_tokens=n,
+            error=None if finished else UNFINISHED,
         )
-    return out
 
 
-def _downsample(rows: list[tuple[float, int, int, int]], n: int = 2000) -> list[list[float]]:
-    step = max(1, len(rows) // n)
-    return [list(r) for r in rows[::step]]
+def summarize_result(
+    result: SimResult, load: LoadLabel, times: TokenTimes | None = None, stall_factor: float = 5.0
+) -> LevelSummary:
+    """The level block of summary.json for a simulated run."""
+    cols = columns(result, times or TokenTimes.of(result))
+    level = summarize_columns(load.label, load.kind, load.value, cols, stall_factor)
+    return replace(
+        level,
+        preemptions=result.preemptions,
+        steps=result.steps,
+        client=ClientStats.idle(),
+        injected_requests=sum(1 for r in result.requests if r.injected),
+    )
+
+
+def _downsample(tl: Timeline, n: int = 2000) -> list[list[float]]:
+    width = len(Timeline.COLUMNS)
+    steps = len(tl.rows) // width
+    every = max(1, steps // n)
+    rows = tl.rows.tolist()
+    return [
+        [rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3])]
+        for i in range(0, steps * width, every * width)
+    ]
 
 
 def build_summary(
-    result: SimResult,
-    label: str,
-    kind: str,
-    value: float,
-    records: list[RequestRecord],
-    config: dict[str, Any],
-    command: list[str],
-    stall_factor: float = 5.0,
+    result: SimResult, level: LevelSummary, config: dict[str, Any], command: list[str]
 ) -> dict[str, Any]:
-    level = summarize_level(label, kind, value, records, stall_factor)
-    level["preemptions"] = result.preemptions
-    level["steps"] = result.steps
-    level["client"] = {
-        "cpu_s": 0.0,
-        "wall_s": 0.0,
-        "cpu_fraction": 0.0,
-        "loop_lag_p99_s": 0.0,
-        "loop_lag_max_s": 0.0,
-    }
-    injected = [rec for rec, r in zip(records, result.requests, strict=True) if r.injected]
-    level["injected_requests"] = len(injected)
     return {
         "schema_version": 1,
         "tool": f"inferlab {__version__} (simulated)",
@@ -80,16 +168,16 @@ def build_summary(
         "floor": config.get("floor"),
         "simulation": {k: v for k, v in config.items() if k not in ("workload", "floor")},
         "utilisation": {
-            "columns": ["t_s", "batch", "kv_blocks_used", "queue_length"],
+            "columns": list(Timeline.COLUMNS),
             "rows": _downsample(result.timeline),
         },
         "extra": {},
-        "levels": [level],
+        "levels": [level.to_json()],
         "warnings": [],
     }
 
 
-def write_records(path: Path, records: list[RequestRecord]) -> None:
+def write_records(path: Path, records: Iterable[RequestRecord]) -> None:
     w = RecordWriter(path)
     try:
         for r in records:

@@ -13,13 +13,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferlab.errors import InferlabError
-from inferlab.metrics.requests import latency
-from inferlab.metrics.stats import summarize
 from inferlab.physics.price import price_per_million
-from inferlab.sim.engine import Policy, SimResult, simulate
-from inferlab.sim.output import to_records
+from inferlab.sim.engine import simulate
+from inferlab.sim.limits import Limits
+from inferlab.sim.output import LoadLabel, summarize_result
+from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import StepTimeModel
 from inferlab.sim.workload import Lengths, open_loop
+
+MAX_RATE_PER_S = 1e5  # the search stops growing here
+
+
+@dataclass(frozen=True, slots=True)
+class PlanLoad:
+    target_rate_per_s: float
+    prompt: Lengths
+    output: Lengths
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    tp: int = 1
+    usd_per_gpu_hour: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    duration_s: float = 60.0  # simulated per candidate rate
+    seed: int = 0
+    limits: Limits = Limits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +80,17 @@ class Plan:
 
 
 def evaluate(
-    model: StepTimeModel,
-    policy: Policy,
-    rate: float,
-    duration_s: float,
-    prompt: Lengths,
-    output: Lengths,
-    seed: int,
+    model: StepTimeModel, policy: Policy, rate: float, load: PlanLoad, search: Search
 ) -> RatePoint:
-    arrivals = open_loop(rate, duration_s, prompt, output, random.Random(seed))
-    res: SimResult = simulate(arrivals, model, policy, max_time_s=duration_s * 3)
-    lats = [x for r in to_records(res, "plan") if (x := latency(r)) is not None]
+    rng = random.Random(search.seed)
+    arrivals = open_loop(rate, search.duration_s, load.prompt, load.output, rng)
+    res = simulate(
+        arrivals, model, policy, max_time_s=search.duration_s * 3, max_steps=search.limits.max_steps
+    )
+    lv = summarize_result(res, LoadLabel("plan", "rate", rate))
     unfinished = sum(1 for r in res.requests if r.finish_s is None)
-    ttft = summarize([x.ttft_s for x in lats])["p99"] or 0.0
-    tpot = summarize([x.tpot_s for x in lats if x.tpot_s])["p99"] or 0.0
+    ttft = lv.ttft_s.p99 or 0.0
+    tpot = lv.tpot_s.p99 or 0.0
     return RatePoint(rate, float(ttft), float(tpot), unfinished, res.preemptions)
 
 
@@ -79,26 +98,23 @@ def plan_fleet(
     model: StepTimeModel,
     policy: Policy,
     slo: Slo,
-    target_rate: float,
-    prompt: Lengths,
-    output: Lengths,
-    tp: int = 1,
-    usd_per_gpu_hour: float | None = None,
-    duration_s: float = 60.0,
-    seed: int = 0,
+    load: PlanLoad,
+    fleet: Fleet = Fleet(),
+    search: Search = Search(),
     progress: Callable[[RatePoint], None] = lambda p: None,
 ) -> Plan:
-    if target_rate <= 0:
+    target = load.target_rate_per_s
+    if not 0 < target < math.inf:
         raise InferlabError("the target rate must be positive, e.g. --rate 50/s")
+    points: list[RatePoint] = []
 
     def at(rate: float) -> RatePoint:
-        p = evaluate(model, policy, rate, duration_s, prompt, output, seed)
+        p = evaluate(model, policy, rate, load, search)
         progress(p)
         points.append(p)
         return p
 
-    points: list[RatePoint] = []
-    lo_rate = 1.0 / duration_s * 5  # a handful of requests: the SLO at (almost) no load
+    lo_rate = 1.0 / search.duration_s * 5  # a handful of requests: the SLO at (almost) no load
     first = at(lo_rate)
     if first.violation(slo):
         raise InferlabError(
@@ -106,15 +122,7 @@ def plan_fleet(
             f"TTFT p99 {first.ttft_p99_s:.3g} s, TPOT p99 {first.tpot_p99_s * 1e3:.3g} ms "
             f"({first.violation(slo)}); relax the SLO, add tensor parallelism or faster hardware"
         )
-    lo, hi = lo_rate, lo_rate * 2
-    binding = "none within the searched range"
-    while hi < 1e5:  # grow until the SLO breaks
-        p = at(hi)
-        v = p.violation(slo)
-        if v:
-            binding = v
-            break
-        lo, hi = hi, hi * 2
+    lo, hi, binding = _bracket(at, lo_rate, slo, search)
     for _ in range(8):  # bisect to ~1 %
         if hi / lo < 1.01:
             break
@@ -124,13 +132,35 @@ def plan_fleet(
             hi, binding = mid, v
         else:
             lo = mid
-    replicas = max(1, math.ceil(target_rate / lo))
-    gpus = replicas * tp
+    replicas = max(1, math.ceil(target / lo))
+    gpus = replicas * fleet.tp
     usd = None
-    if usd_per_gpu_hour is not None:
-        out_tokens_per_s = target_rate * output.mean
-        usd = price_per_million(usd_per_gpu_hour, out_tokens_per_s, gpus).usd_per_million_tokens
+    if fleet.usd_per_gpu_hour is not None:
+        out_tokens_per_s = target * load.output.mean
+        usd = price_per_million(
+            fleet.usd_per_gpu_hour, out_tokens_per_s, gpus
+        ).usd_per_million_tokens
     return Plan(lo, binding, replicas, gpus, usd, sorted(points, key=lambda p: p.rate_per_s))
+
+
+def _bracket(
+    at: Callable[[float], RatePoint], lo: float, slo: Slo, search: Search
+) -> tuple[float, float, str]:
+    """Double the rate until the SLO breaks: (last rate that held, first that broke, why)."""
+    hi = lo * 2
+    most = search.limits.max_requests / search.duration_s  # the largest rate one simulation takes
+    while hi < MAX_RATE_PER_S:
+        if hi > most:
+            why = (
+                f"none up to {lo:.3g} req/s: a higher rate for {search.duration_s:g} s "
+                f"is over --max-requests {search.limits.max_requests}"
+            )
+            return lo, lo, why
+        v = at(hi).violation(slo)
+        if v:
+            return lo, hi, v
+        lo, hi = hi, hi * 2
+    return lo, hi, "none within the searched range"
 
 
 def plan_json(plan: Plan, target_rate: float, slo: Slo) -> dict[str, Any]:

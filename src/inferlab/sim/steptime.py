@@ -10,16 +10,30 @@ decode contexts in this iteration, how long does it take? Two answers:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from inferlab.physics.roofline import roofline
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 
 
+@dataclass(slots=True)  # not frozen: one is built per engine step, and frozen init is slower
+class DecodeBatch:
+    """The decoding sequences of one step: how many, their contexts summed, and (on demand,
+    for models whose cost is not linear in context, e.g. sliding-window attention) each."""
+
+    count: int
+    context_sum: int
+    contexts: Callable[[], list[int]]
+
+    @classmethod
+    def of(cls, contexts: list[int]) -> DecodeBatch:
+        return cls(len(contexts), sum(contexts), lambda: contexts)
+
+
 class StepTimeModel(Protocol):
-    def step_time_s(self, prefill: list[tuple[int, int]], decode_contexts: list[int]) -> float:
+    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
         """prefill: (chunk tokens, tokens cached before it) per sequence."""
         ...
 
@@ -30,21 +44,40 @@ class RooflineStepTime:
     hw: HardwareSpec
     efficiency: float = 1.0  # fraction of the floor's speed reached (MBU-like)
     overhead_s: float = 0.0
+    # Looked up once: this model is asked once per engine step.
+    _bandwidth: float = field(init=False, repr=False, compare=False)
+    _peak: float = field(init=False, repr=False, compare=False)
+    _token_flops: float = field(init=False, repr=False, compare=False)
+    _weights: dict[int, float] = field(init=False, repr=False, compare=False)  # by batch tokens
 
-    def step_time_s(self, prefill: list[tuple[int, int]], decode_contexts: list[int]) -> float:
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_bandwidth", self.hw.bandwidth_bytes_per_s)
+        object.__setattr__(self, "_peak", self.hw.peak_flops(self.cost.compute_dtype))
+        object.__setattr__(self, "_token_flops", self.cost.flops_per_token(0))
+        object.__setattr__(self, "_weights", {})
+
+    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
         c = self.cost
-        tokens = len(decode_contexts) + sum(n for n, _ in prefill)
-        flops = sum(c.flops_per_token(ctx) for ctx in decode_contexts)
-        flops += sum(c.prefill_flops(n, before) for n, before in prefill)
-        kv = sum(c.kv_bytes(ctx) for ctx in decode_contexts)
-        kv += sum(c.kv_bytes(before) + n * c.kv_bytes_per_token for n, before in prefill)
-        s = roofline(
-            c.weight_bytes_per_step(max(tokens, 1)) + kv,
-            flops,
-            self.hw.bandwidth_bytes_per_s,
-            self.hw.peak_flops(c.compute_dtype),
-        )
-        return max(s.memory_time_s, s.compute_time_s) / self.efficiency + self.overhead_s
+        tokens = decode.count
+        if c.kv_window_tokens is None:  # cost linear in context: the sum is enough
+            flops = tokens * self._token_flops
+            flops += c.attn_flops_per_context_token * decode.context_sum
+            kv = c.kv_bytes_per_token * decode.context_sum
+        else:
+            ctxs = decode.contexts()
+            flops = sum(c.flops_per_token(ctx) for ctx in ctxs)
+            kv = sum(c.kv_bytes(ctx) for ctx in ctxs)
+        for n, before in prefill:
+            tokens += n
+            flops += c.prefill_flops(n, before)
+            kv += c.kv_bytes(before) + n * c.kv_bytes_per_token
+        weights = self._weights.get(tokens)
+        if weights is None:
+            weights = self._weights[tokens] = c.weight_bytes_per_step(max(tokens, 1))
+        moved = weights + kv
+        # physics.roofline's max(bytes / bandwidth, FLOPs / peak), without its record
+        floor_s = max(moved / self._bandwidth, flops / self._peak)
+        return floor_s / self.efficiency + self.overhead_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +87,6 @@ class FittedStepTime:
     per_prefill_token_s: float  # p: each prompt token
     source: str = "fitted"
 
-    def step_time_s(self, prefill: list[tuple[int, int]], decode_contexts: list[int]) -> float:
+    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
         n_pre = sum(n for n, _ in prefill)
-        return (
-            self.base_s
-            + self.per_decode_s * len(decode_contexts)
-            + (self.per_prefill_token_s * n_pre)
-        )
+        return self.base_s + self.per_decode_s * decode.count + (self.per_prefill_token_s * n_pre)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from inferlab.errors import InferlabError
+
+MAX_ARRIVALS = 100_000_000  # a hard stop for generated loads; the CLI's --max-requests is lower
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +34,9 @@ class Lengths:
     def parse(cls, text: str) -> Lengths:
         try:
             if Path(text).is_file():
-                vals = tuple(int(x) for x in Path(text).read_text().split())
-                if not vals:
-                    raise ValueError("empty file")
+                vals = tuple(int(x) for x in Path(text).read_text(encoding="utf-8").split())
+                if not vals or min(vals) < 1:
+                    raise ValueError("empty file or a length below 1")
                 return cls(min(vals), max(vals), vals)
             if ":" in text:
                 a, b = (int(x) for x in text.split(":"))
@@ -43,9 +47,10 @@ class Lengths:
             if n < 1:
                 raise ValueError
             return cls(n, n)
-        except ValueError as e:
+        except (ValueError, OSError) as e:  # UnicodeDecodeError is a ValueError
             raise InferlabError(
-                f"cannot read lengths {text!r}: write N, LOW:HIGH or a file of numbers"
+                f"cannot read lengths {text!r}: write N, LOW:HIGH (at least 1) "
+                "or a file of whole numbers"
             ) from e
 
     @property
@@ -64,7 +69,10 @@ def parse_inject(text: str, output_tokens: int) -> Arrival:
 
     try:
         tokens, at = text.split("@")
-        return Arrival(parse_time(at), int(tokens), output_tokens, injected=True)
+        a = Arrival(parse_time(at), int(tokens), output_tokens, injected=True)
+        if a.prompt_tokens < 1 or not 0 <= a.arrival_s < math.inf:
+            raise ValueError("tokens >= 1 and a finite time >= 0")
+        return a
     except (ValueError, InferlabError) as e:
         raise InferlabError(
             f"cannot read --inject-prompt {text!r}: write TOKENS@TIME, e.g. 8000@2s"
@@ -81,11 +89,21 @@ def open_loop(
     gamma_shape: float = 1.0,
 ) -> list[Arrival]:
     """Arrivals at `rate_per_s` for `duration_s`: Poisson, or gamma (shape < 1 is burstier)."""
-    if rate_per_s <= 0:
-        raise InferlabError("the request rate must be positive, e.g. --rate 5/s")
+    if not 0 < rate_per_s < math.inf:
+        raise InferlabError("the request rate must be positive and finite, e.g. --rate 5/s")
+    expected = rate_per_s * duration_s
+    if not 0 < expected < MAX_ARRIVALS:
+        raise InferlabError(
+            f"--rate x --duration must give between 0 and {MAX_ARRIVALS:.0e} requests "
+            f"(got {expected:.3g})"
+        )
+    if not 0 < gamma_shape < math.inf:
+        raise InferlabError(f"--gamma-shape must be positive, e.g. 0.5 (got {gamma_shape})")
     out: list[Arrival] = []
     t = 0.0
-    while True:
+    # Bounded even if the draws underflow to zero (a tiny gamma shape): far past the mean.
+    most = int(4 * expected) + 1000
+    while len(out) <= most:
         if arrival == "gamma":
             t += rng.gammavariate(gamma_shape, 1.0 / (rate_per_s * gamma_shape))
         else:
@@ -93,24 +111,34 @@ def open_loop(
         if t >= duration_s:
             return out
         out.append(Arrival(t, prompt.sample(rng), output.sample(rng)))
+    raise InferlabError(
+        f"the arrivals did not reach --duration {duration_s:g} s after {most} requests; "
+        "use a larger --gamma-shape"
+    )
+
+
+def _trace_arrival(d: Any) -> Arrival:
+    a = Arrival(float(d["arrival_s"]), int(d["prompt_tokens"]), int(d["output_tokens"]))
+    if not 0 <= a.arrival_s < math.inf:
+        raise ValueError(f"arrival_s {a.arrival_s} is not a finite time >= 0")
+    if a.prompt_tokens < 1 or a.output_tokens < 1:
+        raise ValueError("prompt_tokens and output_tokens must be >= 1")
+    return a
 
 
 def read_trace(path: Path) -> list[Arrival]:
     """JSONL lines {"arrival_s", "prompt_tokens", "output_tokens"}."""
     out: list[Arrival] = []
     try:
-        lines = path.read_text().splitlines()
-    except OSError as e:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
         raise InferlabError(f"cannot read trace {path}: {e}") from e
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            d = json.loads(line)
-            out.append(
-                Arrival(float(d["arrival_s"]), int(d["prompt_tokens"]), int(d["output_tokens"]))
-            )
-        except (ValueError, KeyError, TypeError) as e:
+            out.append(_trace_arrival(json.loads(line)))
+        except (ValueError, KeyError, TypeError, OverflowError) as e:
             raise InferlabError(
                 f"{path}:{i}: bad trace line ({e}); each line needs "
                 "arrival_s, prompt_tokens, output_tokens"

@@ -1,7 +1,8 @@
-"""Model architecture: from a preset, a Hugging Face config.json (offline), or a GGUF file.
+"""Model architecture: from a preset or a Hugging Face config.json (offline).
 
 A `ModelSpec` is the architecture alone (layer counts, widths, MoE, MLA).
 What it costs to run in a given weight / KV dtype is `specs.cost.ModelCost`.
+GGUF files are read by `specs.gguf_file`; `specs.resolve` picks the reader for a name.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -241,6 +243,13 @@ def from_hf_config(path: Path) -> ModelSpec:
         "qkv_bias": bool(get("attention_bias", default=model_type.startswith("qwen2"))),
         "max_context": get("max_position_embeddings", "n_positions"),
     }
+    _optional_fields(get, f)
+    name = str(get("_name_or_path", default=path.name if path.is_dir() else path.parent.name))
+    return _from_fields(name or "config", str(cfg_path), f)
+
+
+def _optional_fields(get: Callable[..., Any], f: dict[str, Any]) -> None:
+    """Head size, MoE, MLA and sliding-window fields, where the config has them."""
     head_dim = get("head_dim")
     if head_dim is not None:
         f["head_dim"] = head_dim
@@ -264,19 +273,3 @@ def from_hf_config(path: Path) -> ModelSpec:
     window = get("sliding_window")
     if window and get("use_sliding_window", default=True):
         f["sliding_window"] = window
-    name = str(get("_name_or_path", default=path.name if path.is_dir() else path.parent.name))
-    return _from_fields(name or "config", str(cfg_path), f)
-
-
-def resolve_model(name_or_path: str) -> ModelSpec:
-    """A preset name, a config.json / model folder, or a .gguf file."""
-    path = Path(name_or_path).expanduser()
-    if name_or_path.lower().endswith(".gguf"):
-        from inferlab.specs.gguf_file import from_gguf  # lazy: gguf imports numpy
-
-        return from_gguf(path)
-    if path.exists():
-        return from_hf_config(path)
-    if "/" in name_or_path or name_or_path.endswith(".json"):
-        raise SpecError(f"{name_or_path}: no such file or folder")
-    return load_preset(name_or_path)

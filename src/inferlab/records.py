@@ -1,8 +1,13 @@
-"""The raw record of one request, and the JSONL file every record is appended to as it completes."""
+"""The raw record of one request, and the JSONL file every record is appended to as it completes.
+
+A neutral module: bench writes records, metrics/sim/report read them, and none of
+them imports another package to do so (rendering a saved run never loads aiohttp).
+"""
 
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any
@@ -79,21 +84,50 @@ class RecordWriter:
         self._f: IO[str] = path.open("a", encoding="utf-8")
 
     def write(self, record: RequestRecord) -> None:
-        self._f.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
+        # Strict (allow_nan=False) without jsonio's deep copy: a record holds ints and strings.
+        self._f.write(json.dumps(record.to_json(), separators=(",", ":"), allow_nan=False) + "\n")
         self._f.flush()
 
     def close(self) -> None:
         self._f.close()
 
 
-def read_records(path: Path) -> list[RequestRecord]:
-    """Read a records file; a torn last line (crash mid-write) is skipped."""
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+class RecordsWarning(UserWarning):
+    """A records file had lines that could not be read (a crash mid-write tears the last one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsRead:
+    """The records of a file, and what was skipped on the way (one line of text each)."""
+
+    records: list[RequestRecord]
+    problems: tuple[str, ...] = ()
+
+
+def scan_records(path: Path) -> RecordsRead:
+    """Read a records file; unreadable lines are skipped and named in `problems`.
+
+    A torn last line is what `kill -9` mid-write leaves: expected, named, skipped.
+    An unreadable line elsewhere means the file was edited or mixed, and is named too.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out: list[RequestRecord] = []
+    problems: list[str] = []
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for i, line in enumerate(lines):
         if not line.strip():
             continue
         try:
             out.append(RequestRecord.from_json(json.loads(line)))
-        except (json.JSONDecodeError, TypeError):
-            continue
-    return out
+        except (json.JSONDecodeError, TypeError, AttributeError):
+            where = "torn last line" if i == last else "unreadable line"
+            problems.append(f"{path}: {where} {i + 1} skipped (a crash mid-write?)")
+    return RecordsRead(out, tuple(problems))
+
+
+def read_records(path: Path) -> list[RequestRecord]:
+    """The records of a file; each skipped line is reported as a `RecordsWarning`."""
+    read = scan_records(path)
+    for problem in read.problems:
+        warnings.warn(problem, RecordsWarning, stacklevel=2)
+    return read.records

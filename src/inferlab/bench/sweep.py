@@ -1,0 +1,43 @@
+"""A sweep on the console: progress bars while it runs, then the table and the plots.
+
+The commands call this; it calls the benchmark, then report/ to show what came back
+(report never imports bench, so the arrow only points this way).
+"""
+
+from __future__ import annotations
+
+from inferlab import signals
+from inferlab.bench.benchmark import BenchConfig, BenchResult
+from inferlab.bench.progress import ProgressHooks
+
+
+def execute(cfg: BenchConfig, no_plots: bool, hooks: ProgressHooks | None = None) -> BenchResult:
+    """Run the sweep with a progress bar, print the table, render plots. Returns the result."""
+    from inferlab.bench.benchmark import event_loop_runner, run_benchmark
+    from inferlab.report.console import print_sweep
+
+    hooks = hooks or ProgressHooks()
+    try:
+        result: BenchResult = event_loop_runner()(run_benchmark(cfg, hooks))
+    except KeyboardInterrupt:
+        hooks.close()
+        if (cfg.out_dir / "summary.json").exists():  # none if stopped before the first level
+            signals.kept(f"completed records and summary.json (interrupted) are in {cfg.out_dir}")
+        raise
+    finally:
+        hooks.close()
+    print_sweep(result.summary)
+    if not no_plots:
+        from inferlab.records import read_records
+        from inferlab.report.plots import render_all
+
+        floor = cfg.floor
+        render_all(
+            result.summary,
+            read_records(result.records_path),
+            cfg.out_dir,
+            floor.cost if floor else None,
+            floor.hardware if floor else None,
+        )
+    print(f"results: {cfg.out_dir}/ (records.jsonl, summary.json, *.png)")
+    return result

@@ -1,0 +1,86 @@
+"""What every policy here shares: admit from the head of the queue while the KV cache has
+room, run waiting prompts (whole, or in chunks beside the decodes), and preempt the
+latest-admitted request when the decoders' next tokens would overflow the cache.
+
+A policy says only how many requests may run now (`admission_limit`) and how
+many prompt tokens a step may carry beside the decodes (`chunk_tokens`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from inferlab.sim.request import SimRequest
+from inferlab.sim.running import Running
+from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
+
+
+class BatchScheduler:
+    chunk_tokens: int | None = None  # None: a prompt is prefilled whole, in a step of its own
+
+    def __init__(self, policy: Policy) -> None:
+        self.max_batch = policy.max_batch
+        self.preemptions = 0
+
+    def admission_limit(self, running: Running) -> int:
+        """How many requests may be running once this step's admissions are done."""
+        raise NotImplementedError
+
+    def next_batch(self, waiting: deque[SimRequest], running: Running) -> Batch | None:
+        if waiting:
+            self._admit(waiting, running)
+        if not running.requests:
+            return None
+        return self._preempt_for_growth(self._form(running), waiting, running)
+
+    def _admit(self, waiting: deque[SimRequest], running: Running) -> None:
+        limit = self.admission_limit(running)
+        kv = running.kv
+        held = running.requests
+        while waiting and len(held) < limit:
+            r = waiting[0]
+            tokens = r.prompt_tokens + r.generated + 1
+            kv.check_can_ever_hold(tokens, r.prompt_tokens + r.output_tokens)
+            if not kv.fits(kv.blocks_for(tokens)):
+                return
+            waiting.popleft()
+            running.admit(r)
+
+    def _form(self, running: Running) -> Batch:
+        pending = running.prefilling.values()
+        if self.chunk_tokens:
+            budget = self.chunk_tokens
+            chunks = []
+            for r in pending:
+                if budget <= 0:
+                    break
+                n = min(budget, r.prefill_target - r.prefilled)
+                chunks.append((r, n))
+                budget -= n
+            return Batch(tuple(chunks), True) if chunks else DECODE_ONLY
+        if pending:  # an unchunked prefill runs alone: every stream waits for it
+            return Batch(tuple((r, r.prefill_target - r.prefilled) for r in pending), False)
+        return DECODE_ONLY
+
+    def _preempt_for_growth(
+        self, batch: Batch, waiting: deque[SimRequest], running: Running
+    ) -> Batch:
+        cap = running.kv.capacity_blocks
+        if cap is None or running.kv.used_blocks + running.decode.count <= cap:
+            return batch  # room even if every decoder needs a new block
+        while len(running.requests) > 1:
+            grow = running.next_growth() if batch.decodes else 0
+            if running.kv.used_blocks + grow <= cap:
+                return batch
+            victim = running.latest()
+            running.remove(victim)  # its KV is dropped, to be recomputed when readmitted
+            victim.prefilled = 0
+            victim.preemptions += 1
+            self.preemptions += 1
+            waiting.appendleft(victim)
+            if any(r is victim for r, _ in batch.chunks):
+                chunks = tuple(c for c in batch.chunks if c[0] is not victim)
+                if not chunks and not batch.decodes:  # its prompt was all the step had
+                    return self._preempt_for_growth(DECODE_ONLY, waiting, running)
+                batch = Batch(chunks, batch.decodes)
+        return batch

@@ -1,0 +1,46 @@
+"""The scheduler seam: a policy picks each engine step's batch from the queue and running set.
+
+A `Policy` names a scheduler and its knobs (what the command line describes);
+`sim.policies.make_scheduler` builds the one class that implements it (one
+file per policy). The engine asks only `next_batch` and reads `preemptions`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Protocol
+
+from inferlab.sim.request import SimRequest
+from inferlab.sim.running import Running
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    name: str  # a key of sim.policies.POLICIES: "sequential", "static" or "continuous"
+    max_batch: int = 256
+    chunk_tokens: int | None = None  # chunked prefill (continuous): prompt tokens per step
+    kv_capacity_tokens: int | None = None  # None: unlimited
+    block_tokens: int = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """One engine step: prompt chunks to prefill, and whether the running decoders decode."""
+
+    chunks: tuple[tuple[SimRequest, int], ...]  # (request, prompt tokens this step)
+    decodes: bool
+
+    def size(self, running: Running) -> int:
+        return len(self.chunks) + (running.decoding if self.decodes else 0)
+
+
+DECODE_ONLY = Batch((), True)  # the common step, shared rather than built each time
+
+
+class Scheduler(Protocol):
+    preemptions: int
+
+    def next_batch(self, waiting: deque[SimRequest], running: Running) -> Batch | None:
+        """Admit from `waiting` into `running` and pick the next step's work (None: idle)."""
+        ...

@@ -1,0 +1,320 @@
+"""Typed run and level summaries: what summary.json holds, as frozen dataclasses.
+
+bench and sim produce them, report/sim.calibrate read them; JSON is only their
+edge (`to_json()` / `from_json()`, written through `inferlab.jsonio`), so a
+mistyped key is a mypy error instead of a silent None.
+
+JSON rules, the same for every class here:
+- a field without a default is always written (`null` when it is None);
+- a field made with `optional()` defaults to None and is absent from JSON when None
+  (a simulated level has no `interrupted`; a bench run has no `simulation`);
+- `flat()` nests a dataclass in Python but merges its keys into the parent's JSON
+  (a level's floor comparison: `mbu`, `predicted_step_time_s`, ... sit beside `label`);
+- `rest` keeps keys the class does not model (producer-specific descriptions such as
+  the workload's `api` or `users`), so reading and writing a file keeps exactly its keys.
+
+Adding a field (e.g. a level's `server` metrics block): declare it with `optional()`
+(or `optional(decode=ServerMetrics.from_json)` for a dataclass value) after the fields
+already there, set it with `dataclasses.replace(level, server=...)` where it is known,
+and read it as `level.server` (None on runs that predate it). Nothing else changes:
+old files read as None, new files write the key only when it is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from inferlab.engines.engine_result import EngineBench
+
+SCHEMA_VERSION = 1
+
+
+def optional(decode: Callable[[Any], Any] | None = None) -> Any:
+    """A field that is None by default and absent from JSON when None."""
+    return field(default=None, metadata={"optional": True, "decode": decode})
+
+
+def nested(decode: Callable[[Any], Any]) -> Any:
+    """A required field whose JSON value is decoded by `decode` (None stays None)."""
+    return field(metadata={"decode": decode})
+
+
+def flat(cls: type[JsonRecord]) -> Any:
+    """An optional dataclass whose keys are merged into the parent's JSON object.
+
+    It is read back when its first field's key is present.
+    """
+    return field(default=None, metadata={"optional": True, "flat": cls})
+
+
+def rest() -> Any:
+    """The keys this class does not model, kept as they were read."""
+    return field(default_factory=dict, metadata={"rest": True})
+
+
+def _encode(v: Any) -> Any:
+    if hasattr(v, "to_json"):
+        return v.to_json()
+    if isinstance(v, list | tuple):
+        return [_encode(x) for x in v]
+    return v
+
+
+def tuple_of(decode: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda xs: tuple(decode(x) for x in xs)
+
+
+class JsonRecord:
+    """to_json / from_json by the rules in the module docstring, for frozen dataclasses."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            m = f.metadata
+            if m.get("rest"):
+                out.update(v)
+            elif v is None and m.get("optional"):
+                continue
+            elif "flat" in m:
+                out.update(v.to_json())
+            else:
+                out[f.name] = _encode(v)
+        return out
+
+    @classmethod
+    def known_keys(cls) -> set[str]:
+        keys: set[str] = set()
+        for f in fields(cls):  # type: ignore[arg-type]
+            if "flat" in f.metadata:
+                keys |= f.metadata["flat"].known_keys()
+            elif not f.metadata.get("rest"):
+                keys.add(f.name)
+        return keys
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Any:
+        """Missing optional keys read as None; a missing required key raises KeyError."""
+        kw: dict[str, Any] = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            m = f.metadata
+            if m.get("rest"):
+                known = cls.known_keys()
+                kw[f.name] = {k: v for k, v in d.items() if k not in known}
+            elif "flat" in m:
+                sub = m["flat"]
+                kw[f.name] = sub.from_json(d) if fields(sub)[0].name in d else None
+            elif f.name in d or not m.get("optional"):
+                v = d[f.name]
+                decode = m.get("decode")
+                kw[f.name] = decode(v) if decode is not None and v is not None else v
+        return cls(**kw)
+
+
+@dataclass(frozen=True, slots=True)
+class RunWarning(JsonRecord):
+    """A named honesty warning. `level` is "c=8", "rate=4/s" or "run"; severity
+    "error" (wrong as measured, fails --strict), "warning" (may be distorted) or "info"."""
+
+    code: str
+    level: str
+    severity: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyStats(JsonRecord):
+    """Percentiles with the sample count beside them; all None when there were no samples."""
+
+    p50: float | None
+    p90: float | None
+    p95: float | None
+    p99: float | None
+    p999: float | None
+    max: float | None
+    mean: float | None
+    n: int
+
+    @classmethod
+    def empty(cls) -> LatencyStats:
+        return cls(None, None, None, None, None, None, None, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStats(JsonRecord):
+    """How busy the load generator itself was during a level."""
+
+    cpu_s: float
+    wall_s: float
+    cpu_fraction: float
+    loop_lag_p99_s: float
+    loop_lag_max_s: float
+
+    @classmethod
+    def idle(cls) -> ClientStats:
+        """A simulated level: no client, so nothing to distort the timestamps."""
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FloorComparison(JsonRecord):
+    """A level measured against the floor (flattened into the level's JSON)."""
+
+    floor_batch: int
+    floor_context_tokens: int
+    bytes_per_step: float
+    flops_per_step: float
+    predicted_step_time_s: float
+    predicted_bound: str
+    ceiling_tokens_per_s_per_user: float
+    predicted_tokens_per_s_total: float
+    measured_step_time_s: float | None = optional()
+    achieved_bandwidth_bytes_per_s: float | None = optional()
+    achieved_flops_per_s: float | None = optional()
+    mbu: float | None = optional()
+    mfu: float | None = optional()
+    measured_over_floor: float | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineSplit(JsonRecord):
+    """A level's served TPOT split: floor / kernels (engine alone - floor) / serving
+    (served - engine alone), in seconds and as shares of the served TPOT (see
+    metrics/decomposition.py). A part may be negative when two measurements disagree."""
+
+    batch: int
+    batch_source: str  # "measured" (the engine ran this batch) or "interpolated"
+    served_tpot_s: float
+    engine_step_time_s: float
+    engine_noise_s: float
+    floor_s: float | None  # None when the run had no floor
+    kernel_overhead_s: float | None
+    serving_overhead_s: float
+    floor_share: float | None
+    kernel_share: float | None
+    serving_share: float
+    largest: str  # "floor", "kernels", "serving" ("engine" without a floor)
+
+    @property
+    def faster_than_engine(self) -> bool:
+        return self.served_tpot_s < self.engine_step_time_s - self.engine_noise_s
+
+    @property
+    def below_floor(self) -> bool:
+        return self.floor_s is not None and self.engine_step_time_s < (
+            self.floor_s - self.engine_noise_s
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LevelSummary(JsonRecord):
+    """One load level: counts, latency percentiles, throughput, and what was around it."""
+
+    label: str
+    concurrency: float | None = optional()  # closed loop: streams
+    rate_per_s: float | None = optional()  # open loop: requests per second
+    requests_measured: int
+    requests_warmup: int
+    requests_ok: int
+    requests_failed: int
+    requests_early_stop: int
+    errors: tuple[str, ...] = nested(tuple)
+    ttft_s: LatencyStats = nested(LatencyStats.from_json)
+    tpot_s: LatencyStats = nested(LatencyStats.from_json)
+    e2e_s: LatencyStats = nested(LatencyStats.from_json)
+    gap_s: LatencyStats = nested(LatencyStats.from_json)
+    worst_gap_per_request_s: LatencyStats = nested(LatencyStats.from_json)
+    stall_threshold_s: float
+    stall_count: int
+    multi_token_events: int
+    queue_delay_s: LatencyStats = nested(LatencyStats.from_json)
+    output_tokens: int
+    window_s: float
+    output_tokens_per_s_total: float
+    output_tokens_per_s_per_user: float
+    mean_active_streams: float
+    prompt_tokens_usage_p50: float | None
+    completion_tokens_p50: float | None
+    streamed_tokens_mismatch: int
+    malformed_events: int
+    preemptions: int | None = optional()  # simulated
+    steps: int | None = optional()  # simulated
+    client: ClientStats | None = optional(ClientStats.from_json)
+    injected_requests: int | None = optional()  # simulated
+    interrupted: bool | None = optional()  # measured
+    comparison: FloorComparison | None = flat(FloorComparison)
+    engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
+    rest: dict[str, Any] = rest()
+
+    @property
+    def kind(self) -> str:
+        return "rate" if self.rate_per_s is not None else "concurrency"
+
+    @property
+    def value(self) -> float:
+        v = self.rate_per_s if self.rate_per_s is not None else self.concurrency
+        return float(v or 0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerBlock(JsonRecord):
+    """What answered: URL, engine kind, model (the simulator says "simulator")."""
+
+    url: str | None
+    kind: str | None
+    model: str | None
+    models_answer: Any = optional()
+    rest: dict[str, Any] = rest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload(JsonRecord):
+    """The load every level shared; producer-specific settings stay in `rest`."""
+
+    prompt_tokens: int
+    output_tokens: int
+    requests_per_level: int
+    rest: dict[str, Any] = rest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FloorBlock(JsonRecord):
+    """The floor a run was compared against: the model's bytes and the hardware's rates."""
+
+    model: str
+    model_source: str
+    weight_bytes_resident: float
+    weight_bytes_per_step: float
+    kv_bytes_per_token: float
+    hardware: str
+    hardware_source: str
+    bandwidth_bytes_per_s: float
+    peak_flops_per_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSummary(JsonRecord):
+    """A whole run (measured or simulated): summary.json."""
+
+    schema_version: int
+    tool: str
+    simulated: bool | None = optional()
+    command: tuple[str, ...] = nested(tuple)
+    started_at_unix_s: float
+    clock: dict[str, Any] | None = optional()
+    interrupted: bool
+    server: ServerBlock = nested(ServerBlock.from_json)
+    workload: Workload = nested(Workload.from_json)
+    floor: FloorBlock | None = nested(FloorBlock.from_json)
+    simulation: dict[str, Any] | None = optional()
+    utilisation: dict[str, Any] | None = optional()
+    client_host: dict[str, Any] | None = optional()
+    extra: dict[str, Any] = field(default_factory=dict)
+    levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
+    warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
+    engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
+    rest: dict[str, Any] = rest()

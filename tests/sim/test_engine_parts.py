@@ -1,0 +1,70 @@
+"""The running set's lazy bookkeeping, the KV block manager, closed-loop users, the heap."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from inferlab.sim.engine import simulate
+from inferlab.sim.kv import KVBlockManager
+from inferlab.sim.request import SimRequest
+from inferlab.sim.running import Running
+from inferlab.sim.scheduler import Policy
+from inferlab.sim.steptime import DecodeBatch, FittedStepTime
+from inferlab.sim.users import ClosedLoop, ClosedLoopUsers
+from inferlab.sim.workload import Arrival
+
+
+def test_kv_blocks_round_up_and_capacity_is_whole_blocks() -> None:
+    kv = KVBlockManager.for_tokens(100, 16)
+    assert kv.capacity_blocks == 6  # 100 // 16
+    assert [kv.blocks_for(n) for n in (1, 16, 17, 32, 33)] == [1, 1, 2, 2, 3]
+    assert kv.fits(6) and not kv.fits(7)
+    assert KVBlockManager.for_tokens(None, 16).fits(10**9)
+
+
+def test_running_decodes_lazily_and_matches_eager_counts() -> None:
+    run = Running(KVBlockManager.for_tokens(None, 4))
+    a, b = SimRequest(0, 0.0, 5, 6), SimRequest(1, 0.0, 3, 3)
+    for r in (a, b):
+        run.admit(r)
+        assert not run.end_prefill_chunk(r, r.prefill_target, 0.1)  # one token each from prefill
+    assert run.decoding == 2 and run.context_sum == (5 + 1) + (3 + 1)
+    finished = []
+    for step in range(5):
+        done = run.end_decode_step(0.2 + step / 10)
+        for r in done:
+            run.remove(r)
+            finished.append((step, r.id))
+        ctxs = [r.prompt_tokens + run.generated(r) for r in run.requests.values()]
+        assert run.context_sum == sum(ctxs) and run.decode_contexts() == ctxs
+        assert run.kv.used_blocks == sum(run.kv.blocks_for(c) for c in ctxs)
+    assert finished == [(1, 1), (4, 0)]  # b: 1 + 2 decode tokens; a: 1 + 5
+    assert run.kv.used_blocks == 0 and run.context_sum == 0 and len(run) == 0
+    assert a.pieces == [(1, 0, 1), (0, 0, 5)]  # its prefill token, then five decode steps
+
+
+def test_closed_loop_users_send_until_done() -> None:
+    users = ClosedLoopUsers(ClosedLoop(3, 2, 10, 5, stagger_s=1.5), itertools.count())
+    first = users.first_requests()
+    assert [(r.user, r.arrival_s) for r in first] == [(0, 0.0), (1, 0.5), (2, 1.0)]
+    nxt = users.follow_up(first[1], 7.0)
+    assert nxt is not None and (nxt.user, nxt.arrival_s, nxt.id) == (1, 7.0, 3)
+    assert users.follow_up(nxt, 9.0) is None  # user 1 has sent its two
+
+
+def test_ties_on_the_heap_go_to_the_earlier_event() -> None:
+    # A 10 ms step ends at t = 0.01 exactly when the second request arrives: the arrival,
+    # pushed first, is handled first, so it joins the step that starts at 0.01.
+    model = FittedStepTime(0.01, 0.0, 0.0)
+    arr = [Arrival(0.0, 1, 3), Arrival(0.01, 1, 3)]
+    res = simulate(arr, model, Policy("continuous", chunk_tokens=64))
+    by_id = {r.id: r for r in res.requests}
+    assert res.token_times(by_id[1])[0] == pytest.approx(0.02)
+    assert res.timeline.batch[1] == 2
+
+
+def test_decode_batch_of_a_list() -> None:
+    d = DecodeBatch.of([3, 4, 5])
+    assert (d.count, d.context_sum, d.contexts()) == (3, 12, [3, 4, 5])

@@ -1,0 +1,69 @@
+"""Typed summaries: summary.json reads and writes back with exactly its keys."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from inferlab.jsonio import dumps, loads_strict
+from inferlab.metrics.level import summarize_level
+from inferlab.records import RequestRecord
+from inferlab.summary import LatencyStats, LevelSummary, RunSummary
+
+SWEEP = Path(__file__).parent / "data" / "llama_cpu_sweep_summary.json"
+
+
+def test_measured_summary_round_trips_with_its_keys_in_order() -> None:
+    raw = json.loads(SWEEP.read_text())
+    s = RunSummary.from_json(raw)
+    assert loads_strict(dumps(s)) == raw
+    assert list(s.to_json()) == list(raw)
+    assert list(s.levels[0].to_json()) == list(raw["levels"][0])
+    lv = s.levels[0]
+    assert lv.comparison is not None and lv.comparison.mbu == raw["levels"][0]["mbu"]
+    assert lv.client is not None and lv.client.cpu_s == raw["levels"][0]["client"]["cpu_s"]
+    assert s.workload.rest["api"] == "completions"  # producer-specific keys are kept
+
+
+def _level() -> LevelSummary:
+    rec = RequestRecord(
+        request_id=0,
+        level="users=1",
+        phase="measure",
+        prompt_tokens_target=8,
+        max_tokens=3,
+        event_ns=[10, 20, 30],
+        event_tokens=[1, 1, 1],
+        http_status=200,
+        finish_reason="length",
+    )
+    return summarize_level("users=1", "concurrency", 1.0, [rec])
+
+
+def test_optional_fields_are_absent_when_none_and_read_back_as_none() -> None:
+    lv = _level()
+    d = lv.to_json()
+    for key in ("rate_per_s", "interrupted", "client", "preemptions", "mbu", "floor_batch"):
+        assert key not in d
+    assert d["prompt_tokens_usage_p50"] is None  # a required field is written even when None
+    back = LevelSummary.from_json(d)
+    assert back == lv and back.comparison is None and back.interrupted is None
+
+
+def test_a_new_optional_field_on_a_copy_is_written_and_read() -> None:
+    lv = dataclasses.replace(_level(), preemptions=3)
+    assert lv.to_json()["preemptions"] == 3
+    assert LevelSummary.from_json(lv.to_json()).preemptions == 3
+
+
+def test_unknown_keys_survive_a_round_trip() -> None:
+    d = _level().to_json() | {"added_by_a_later_version": {"x": 1}}
+    assert LevelSummary.from_json(d).to_json() == d
+
+
+def test_latency_stats_of_nothing_is_all_none_with_n_zero() -> None:
+    assert _level().queue_delay_s.n == 1
+    assert LatencyStats.empty().to_json() == dict.fromkeys(
+        ("p50", "p90", "p95", "p99", "p999", "max", "mean"), None
+    ) | {"n": 0}
