@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from inferlab.engines.engine_result import EngineBench
+from inferlab.engine_result import EngineBench
 
 SCHEMA_VERSION = 1
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inferlab.engines.engine_result import BatchStep, EngineBench, ProcessRun, Repeated
+from inferlab.engine_result import BatchStep, EngineBench, ProcessRun, Repeated
 
 
 def engine(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.engines.engine_result import EngineBench, EngineBenchError, best_of_passes
+from inferlab.engine_result import EngineBench, EngineBenchError, best_of_passes
 from inferlab.engines.llama_bench import (
     BATCHED_BENCH,
     LLAMA_BENCH,

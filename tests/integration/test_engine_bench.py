@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.engines.engine_result import EngineBenchError
+from inferlab.engine_result import EngineBenchError
 from inferlab.engines.llama_bench import EngineBenchConfig, load_engine_bench, run_engine_bench
 
 pytestmark = pytest.mark.integration

@@ -23,7 +23,7 @@ from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, lag_p99_s, run_level
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts
-from inferlab.engines.engine_result import EngineBench
+from inferlab.engine_result import EngineBench
 from inferlab.jsonio import write_json
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level

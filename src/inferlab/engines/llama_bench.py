@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferlab.engines.engine_result import (
+from inferlab.engine_result import (
     BatchStep,
     EngineBench,
     EngineBenchError,

@@ -1,4 +1,7 @@
-"""Typed results of the engine-alone benchmark (llama.cpp's own tools), saved as engine_bench.json.
+"""Typed results of the engine-alone benchmark (llama.cpp's own tools): engine_bench.json.
+
+A neutral value module (like records and summary): engines/llama_bench.py fills it,
+metrics and report read it, and it imports nothing of inferlab but errors.
 
 A step time per batch (llama-batched-bench), a lone prefill and a lone
 generation repeated (llama-bench), and what the processes cost; the noise of a
