@@ -140,7 +140,7 @@ class ProcessRun:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ProcessRun:
-        return cls(tuple(d["command"]), d["wall_s"], d["cpu_s"], d["timed_out"])
+        return cls(tuple(d["command"]), d["wall_s"], d["cpu_s"], d.get("timed_out", False))
 
 
 @dataclass(frozen=True, slots=True)
