@@ -35,6 +35,7 @@ FORBIDDEN = {
     "metrics": {"bench", "report", "sim", "commands", "engines"},
     "report": {"bench", "sim", "commands", "engines"},
     "sim": {"bench", "report", "commands", "engines"},
+    "drill": {"bench", "metrics", "report", "sim", "commands", "probe", "engines"},
 }
 THIRD_PARTY_FORBIDDEN = {"report": {"aiohttp"}}
 

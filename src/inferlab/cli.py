@@ -25,6 +25,7 @@ _VERBS = {
     "report": "report",
     "simulate": "simulate",
     "plan": "plan",
+    "drill": "drill",
     "engine-bench": "engine_bench",
 }
 
