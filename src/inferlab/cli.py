@@ -37,6 +37,7 @@ _VERBS = {
     "simulate": "simulate",
     "plan": "plan",
     "drill": "drill",
+    "engine-bench": "engine_bench",
 }
 
 # A value that starts with "-" but is a number to a human: -1, -1/s, -.5, -1e3, -inf, -16GB.

@@ -23,9 +23,11 @@ from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, lag_p99_s, run_level
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts
+from inferlab.engine_result import EngineBench
 from inferlab.jsonio import write_json
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
+from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
 from inferlab.records import RecordWriter
@@ -73,6 +75,7 @@ class BenchConfig:
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the demo's server/probe facts
+    engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
 
 
 @dataclass(slots=True)
@@ -159,7 +162,7 @@ def build_summary(state: RunState) -> RunSummary:
         s, w = _level_block(cfg, run)
         levels.append(s)
         warns.extend(w)
-    return RunSummary(
+    summary = RunSummary(
         schema_version=SCHEMA_VERSION,
         tool=f"inferlab {__version__}",
         command=tuple(cfg.command),
@@ -187,6 +190,7 @@ def build_summary(state: RunState) -> RunSummary:
         levels=tuple(levels),
         warnings=tuple(warns),
     )
+    return summary if cfg.engine is None else apply_engine_baseline(summary, cfg.engine)
 
 
 def request_timeout_s(cfg: BenchConfig) -> float:

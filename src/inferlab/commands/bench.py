@@ -107,6 +107,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--floor-weight-dtype", default="bf16")
     g.add_argument("--floor-kv-dtype", default="bf16")
     g.add_argument("--floor-tp", type=whole(1, 4096), default=1)
+    p.add_argument(
+        "--engine-baseline",
+        type=Path,
+        help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
+    )
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
     p.set_defaults(run=run)
 
@@ -164,7 +169,9 @@ def run(args: argparse.Namespace) -> int:
 def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) -> int:
     from inferlab.bench.benchmark import BenchConfig
     from inferlab.bench.sweep import execute
+    from inferlab.engines.llama_bench import load_engine_bench
 
+    engine = load_engine_bench(args.engine_baseline) if args.engine_baseline else None
     cfg = BenchConfig(
         url=args.url,
         model=args.model,
@@ -184,6 +191,7 @@ def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) 
         out_dir=out,
         floor=floor,
         command=["inferlab", *sys.argv[1:]],
+        engine=engine,
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
