@@ -174,7 +174,7 @@ VALUES = [
 # Verbs run to the end with any arguments (they are quick); the rest start servers, probes
 # or long simulations, so they are driven only down their argument-error paths.
 FULL_RUN = ["floor", "capacity", "cost", "amdahl", "models", "hardware", "report"]
-ARGS_ONLY = ["bench", "demo", "probe", "serve", "simulate", "plan", "drill"]
+ARGS_ONLY = ["bench", "demo", "probe", "serve", "simulate", "plan", "drill", "engine-bench"]
 
 
 def _flags(verb: str) -> list[str]:
