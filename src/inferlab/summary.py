@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from inferlab.engine_result import EngineBench
+
 SCHEMA_VERSION = 1
 
 
@@ -200,6 +202,36 @@ class FloorComparison(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EngineSplit(JsonRecord):
+    """A level's served TPOT split: floor / kernels (engine alone - floor) / serving
+    (served - engine alone), in seconds and as shares of the served TPOT (see
+    metrics/decomposition.py). A part may be negative when two measurements disagree."""
+
+    batch: int
+    batch_source: str  # "measured" (the engine ran this batch) or "interpolated"
+    served_tpot_s: float
+    engine_step_time_s: float
+    engine_noise_s: float
+    floor_s: float | None  # None when the run had no floor
+    kernel_overhead_s: float | None
+    serving_overhead_s: float
+    floor_share: float | None
+    kernel_share: float | None
+    serving_share: float
+    largest: str  # "floor", "kernels", "serving" ("engine" without a floor)
+
+    @property
+    def faster_than_engine(self) -> bool:
+        return self.served_tpot_s < self.engine_step_time_s - self.engine_noise_s
+
+    @property
+    def below_floor(self) -> bool:
+        return self.floor_s is not None and self.engine_step_time_s < (
+            self.floor_s - self.engine_noise_s
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -237,6 +269,7 @@ class LevelSummary(JsonRecord):
     interrupted: bool | None = optional()  # measured
     comparison: FloorComparison | None = flat(FloorComparison)
     workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
+    engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
     rest: dict[str, Any] = rest()
 
     @property
@@ -305,4 +338,5 @@ class RunSummary(JsonRecord):
     extra: dict[str, Any] = field(default_factory=dict)
     levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
     warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
+    engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
     rest: dict[str, Any] = rest()

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 
 from inferlab import __version__
-from inferlab.bench.client import Endpoint, make_connector
+from inferlab.bench.client import Endpoint, default_request_timeout_s, make_connector
 from inferlab.bench.clock import ClockOffset, ClockReport
 from inferlab.bench.fleet import (
     Fleet,
@@ -31,9 +31,11 @@ from inferlab.bench.runner import Level, LevelContext, LevelRun, lag_p99_s, run_
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts
+from inferlab.engine_result import EngineBench
 from inferlab.jsonio import write_json
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
+from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
 from inferlab.records import RecordWriter
@@ -75,11 +77,14 @@ class BenchConfig:
     # Open connections at most (default: the highest concurrency, at least 64, plus a margin).
     # In rate mode a request beyond it waits in the client, recorded as queue delay.
     max_connections: int | None = None
+    # Per-request deadline (None: derived from the workload, see default_request_timeout_s).
+    request_timeout_s: float | None = None
     out_dir: Path = Path("results/run")
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the demo's server/probe facts
     workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
+    engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
 
 
 @dataclass(slots=True)
@@ -164,6 +169,7 @@ def _workload(cfg: BenchConfig) -> Workload:
             "force_length": cfg.force_length,
             "stall_factor": cfg.stall_factor,
             "seed": cfg.seed,
+            "request_timeout_s": request_timeout_s(cfg),
         },
     )
 
@@ -175,7 +181,7 @@ def build_summary(state: RunState) -> RunSummary:
         s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None)
         levels.append(s)
         warns.extend(w)
-    return RunSummary(
+    summary = RunSummary(
         schema_version=SCHEMA_VERSION,
         tool=f"inferlab {__version__}",
         command=tuple(cfg.command),
@@ -199,6 +205,13 @@ def build_summary(state: RunState) -> RunSummary:
         levels=tuple(levels),
         warnings=tuple(warns),
     )
+    return summary if cfg.engine is None else apply_engine_baseline(summary, cfg.engine)
+
+
+def request_timeout_s(cfg: BenchConfig) -> float:
+    if cfg.request_timeout_s is not None:
+        return cfg.request_timeout_s
+    return default_request_timeout_s(cfg.prompt_tokens, cfg.output_tokens)
 
 
 def _clock_block(state: RunState) -> dict[str, Any]:
@@ -258,7 +271,6 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
-    writer = RecordWriter(records_path)
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
     limit = cfg.max_connections or max(top, 64) + 8
@@ -269,8 +281,16 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
         endpoint = Endpoint(
-            info.base_url, state.model, cfg.api, cfg.api_key, cfg.force_length, info.kind
+            info.base_url,
+            state.model,
+            cfg.api,
+            cfg.api_key,
+            cfg.force_length,
+            info.kind,
+            request_timeout_s(cfg),
         )
+        # Opened only once the server answered: a refused run leaves no empty records file.
+        writer = RecordWriter(records_path)
         ctx = LevelContext(
             session,
             endpoint,

@@ -44,7 +44,25 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
                 "-" if mbu is None else f"{mbu:.0%}",
             ]
         )
+    _insert_floor_engine(summary, head, rows)
     return head, rows
+
+
+def _insert_floor_engine(summary: RunSummary, head: list[str], rows: list[list[str]]) -> None:
+    """floor / engine alone columns just before the served TPOT, when the run has them."""
+    levels = summary.levels
+    at = head.index("TPOT p50 ms")
+    cols: list[tuple[str, list[str]]] = []
+    floors = [lv.comparison.predicted_step_time_s if lv.comparison else None for lv in levels]
+    if any(floors):
+        cols.append(("floor ms", [_ms(x) for x in floors]))
+    if any(lv.engine for lv in levels):
+        steps = [lv.engine.engine_step_time_s if lv.engine else None for lv in levels]
+        cols.append(("engine ms", [_ms(x) for x in steps]))
+    for name, cells in reversed(cols):
+        head.insert(at, name)
+        for row, cell in zip(rows, cells, strict=True):
+            row.insert(at, cell)
 
 
 def print_sweep(summary: RunSummary) -> None:
