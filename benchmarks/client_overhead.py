@@ -32,12 +32,15 @@ from typing import Any
 import numpy as np
 
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
+from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.runner import Level
 from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 
 
-def one(url: str, concurrency: int, requests: int, tokens: int, out: Path) -> dict[str, float]:
+def one(
+    url: str, concurrency: int, requests: int, tokens: int, out: Path, workers: Any = None
+) -> dict[str, float]:
     cfg = BenchConfig(
         url=url,
         model="fake",
@@ -47,17 +50,23 @@ def one(url: str, concurrency: int, requests: int, tokens: int, out: Path) -> di
         prompt_tokens=8,
         output_tokens=tokens,
         out_dir=out,
+        workers=workers or WorkerOptions(),
     )
+    driver_cpu0 = time.process_time()
     res = event_loop_runner()(run_benchmark(cfg))
+    driver_cpu = time.process_time() - driver_cpu0
     with urllib.request.urlopen(url.replace("/v1", "/debug/log")) as r:
         log = json.load(r)
-    origin = res.summary["clock"]["origin_ns"]
+    summary = res.summary.to_json()
+    origin = summary["clock"]["origin_ns"]
     late: list[float] = []
     for rec in read_records(res.records_path):
         w = np.asarray(log[rec.prompt_sha1]["write_ns"], dtype=float)
         late.extend((np.asarray(rec.event_ns, dtype=float) + origin - w) / 1e6)
-    lv = res.summary["levels"][0]
+    lv = summary["levels"][0]
     cpu = lv["client"]["cpu_s"]
+    if lv.get("workers"):  # the workers' own CPU, plus the driver that merged their records
+        cpu += driver_cpu
     return {
         "concurrency": concurrency,
         "tokens": lv["output_tokens"],
@@ -128,7 +137,15 @@ def main() -> None:
     p.add_argument("--tokens", type=int, default=200)
     p.add_argument("--requests", type=int, default=64)
     p.add_argument("--metrics", choices=["none", "llamacpp", "vllm"], default="none")
+    p.add_argument(
+        "--workers",
+        action="store_true",
+        help="instead: one process vs --workers 2 vs Ray (2 actors) at c=512 and c=2048",
+    )
     a = p.parse_args()
+    if a.workers:
+        workers_table(a.tokens)
+        return
     rows = []
     with (
         running_fake_server(ttft=0.0, tpot=0.0, slow_every=0, metrics=a.metrics) as url,
@@ -168,6 +185,38 @@ def main() -> None:
         "tok/CPU-s: tokens ingested per second of client CPU (one core); late: client stamp "
         "minus the server's write time, i.e. the latency the client adds per token."
     )
+
+
+WORKER_SETUPS = (
+    ("in-process", None),
+    ("--workers 2", WorkerOptions(2)),
+    ("--ray auto (2)", WorkerOptions(2, "auto")),
+)
+
+
+def workers_table(tokens: int) -> None:
+    """Events per client CPU-second and added latency, one process vs workers, side by side."""
+    rows = []
+    with (
+        running_fake_server(ttft=0.0, tpot=0.0, slow_every=0) as url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        for c in (512, 2048):
+            for name, opts in WORKER_SETUPS:
+                try:
+                    row = one(url, c, c, tokens, Path(tmp) / f"{name[:6]}{c}", opts)
+                except Exception as e:  # e.g. Ray missing or its cluster would not start here
+                    print(f"  {name} at c={c}: not measured ({type(e).__name__}: {e})")
+                    continue
+                rows.append((name, row))
+    print(f"load workers, fake server at full speed, {tokens} tokens/request")
+    print(f"{'setup':<15} {'conc':>5} {'tok/CPU-s':>10} {'late p50 ms':>12} {'late p99 ms':>12}")
+    for name, r in rows:
+        print(
+            f"{name:<15} {r['concurrency']:>5} {r['tokens_per_cpu_s']:>10.0f} "
+            f"{r['late_p50_ms']:>12.2f} {r['late_p99_ms']:>12.2f}"
+        )
+    print("tok/CPU-s counts every worker's CPU and the driver's (which merges the records).")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,22 @@
-"""The command line: one thin verb per module in commands/; user mistakes exit 2 with one line."""
+"""The command line: one thin verb per module in commands/; user mistakes exit 2 with one line.
+
+Exit codes: 0 done; 1 an internal error (a bug: one line asking for a report,
+the traceback with INFERLAB_DEBUG=1) or a --strict failure; 2 a user mistake
+(one line naming the flag or file and what is accepted); 130 Ctrl-C (143 SIGTERM,
+129 SIGHUP); 141 the reader of stdout went away (`inferlab hardware --json | head`),
+quietly.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import importlib
+import os
+import re
 import sys
+import traceback
+from typing import Any, NoReturn
 
 from inferlab import __version__, signals
 from inferlab.errors import InferlabError
@@ -27,17 +38,41 @@ _VERBS = {
     "plan": "plan",
     "drill": "drill",
     "scrape": "scrape",
+    "engine-bench": "engine_bench",
     "watch": "watch",
 }
 
+# A value that starts with "-" but is a number to a human: -1, -1/s, -.5, -1e3, -inf, -16GB.
+_NEGATIVE_VALUE = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+class UsageError(Exception):
+    """An argparse complaint, carried out of the parser as one line (no usage block)."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an error is one line naming the flag, not the whole usage block, and
+    `-1/s`, `-0.5:2`, `-inf` are values (argparse only knows `-1` and `-1.5`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, message)
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="inferlab",
         description="The physics of LLM inference speed: floor, measure, compare, simulate.",
     )
     parser.add_argument("--version", action="version", version=f"inferlab {__version__}")
-    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     sub.required = True
     seen: set[str] = set()
     for verb, module in _VERBS.items():
@@ -54,22 +89,120 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    verb = next((a for a in argv if not a.startswith("-")), None)
+def _value_flags(parser: argparse.ArgumentParser, verb: str | None) -> set[str]:
+    """Option strings of `verb` that take a value (so `--rate -1/s` can be glued)."""
+    flags: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and verb in action.choices:
+            sub = action.choices[verb]
+            for a in sub._actions:
+                if a.nargs != 0 and a.option_strings:
+                    flags.update(a.option_strings)
+    return flags
+
+
+def glue_negative_values(argv: list[str], value_flags: set[str]) -> list[str]:
+    """`--rate -1/s` -> `--rate=-1/s`: argparse would read -1/s as an unknown option."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out.extend(argv[i:])
+            break
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if a in value_flags and nxt is not None and _NEGATIVE_VALUE.match(nxt):
+            out.append(f"{a}={nxt}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _verb_of(argv: list[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _parse(argv: list[str]) -> argparse.Namespace | int:
+    verb = _verb_of(argv)
     parser = build_parser(verb if verb in _VERBS else None)
-    args = parser.parse_args(argv)
+    if not argv:  # no arguments at all: the usage is the answer
+        parser.print_help(sys.stderr)
+        return 2
+    argv = glue_negative_values(argv, _value_flags(parser, verb))
+    hint = f"inferlab {verb} --help" if verb in _VERBS else "inferlab --help"
     try:
+        args, extra = parser.parse_known_args(argv)
+    except UsageError as e:
+        print(one_line(f"{e.prog}: error: {e} (see {hint})"), file=sys.stderr)
+        return 2
+    if extra:
+        unknown = " ".join(repr(a) if not a.isprintable() or not a else a for a in extra)
+        print(
+            one_line(
+                f"inferlab {args.verb}: error: unrecognized arguments: {unknown} (see {hint})"
+            ),
+            file=sys.stderr,
+        )
+        return 2
+    return args
+
+
+def one_line(message: str) -> str:
+    """An error is one line: line breaks become ' | ', other control characters escapes."""
+    message = " | ".join(part for part in message.splitlines() if part.strip())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def _broken_pipe() -> int:
+    """The reader left (`| head`): stop quietly, and keep Python's exit flush from complaining."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a real file (tests capture it): nothing to silence
+    return 141
+
+
+def _internal_error(verb: str, e: BaseException) -> int:
+    if os.environ.get("INFERLAB_DEBUG"):
+        traceback.print_exception(e, file=sys.stderr)
+    first = str(e).splitlines()[0] if str(e) else ""
+    print(
+        one_line(
+            f"inferlab {verb}: internal error: {type(e).__name__}"
+            + (f": {first}" if first else "")
+            + " -- this is a bug, please report it (INFERLAB_DEBUG=1 shows the traceback)"
+        ),
+        file=sys.stderr,
+    )
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    verb = "?"
+    try:
+        args = _parse(argv)
+        if isinstance(args, int):
+            return args
+        verb = args.verb
         with signals.handled():  # SIGTERM/SIGHUP take the KeyboardInterrupt path below
             code: int = args.run(args)
+        sys.stdout.flush()
         return code
     except InferlabError as e:
-        print(f"inferlab {args.verb}: error: {e}", file=sys.stderr)
+        print(one_line(f"inferlab {verb}: error: {e}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
-            print(signals.stop_line(args.verb), file=sys.stderr)
+            print(signals.stop_line(verb), file=sys.stderr)
         return signals.exit_code()  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP
+    except BrokenPipeError:
+        return _broken_pipe()
+    except Exception as e:  # a bug: one line and a request to report it, never a traceback
+        return _internal_error(verb, e)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ class RequestRecord:
     error: str | None = None
     in_flight_at_send: int = 0  # concurrent requests when this one was sent
     retries: int = 0  # resends after a stale pooled connection failed before any response
+    worker: int = 0  # which load worker sent it (bench --workers / --ray)
+    host: str = ""  # that worker's host name ("" for the in-process default)
 
     @property
     def ok(self) -> bool:

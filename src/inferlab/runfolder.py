@@ -71,12 +71,27 @@ def claim_run_folder(
     """Create (or clear, with overwrite) the run folder; remove it again if the run dies empty."""
     folder = resolve_run_folder(out, overwrite, append_run)
     created = not folder.exists()
+    # The outermost folder this claim creates (e.g. results/ for results/run-...), so a
+    # refused run removes every empty folder it made, not just the last one.
+    top = folder
+    while not top.parent.exists():
+        top = top.parent
     if not created and overwrite and holds_run(folder):
         _clear_run(folder)
     folder.mkdir(parents=True, exist_ok=True)
     try:
         yield folder
     except BaseException:
-        if created and folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
+        if created:
+            _remove_empty(folder, top)
         raise
+
+
+def _remove_empty(folder: Path, top: Path) -> None:
+    """Remove `folder` and its parents up to `top` while they are empty."""
+    d = folder
+    while d.is_dir() and not any(d.iterdir()):
+        d.rmdir()
+        if d == top:
+            break
+        d = d.parent

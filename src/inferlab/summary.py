@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from inferlab.engine_result import EngineBench
+
 SCHEMA_VERSION = 1
 
 
@@ -159,6 +161,27 @@ class ClientStats(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerLevel(JsonRecord):
+    """One load worker's part of a level (bench --workers / --ray)."""
+
+    worker: int
+    host: str | None
+    pid: int | None
+    requests_assigned: int
+    requests_completed: int
+    cpu_s: float | None  # that worker's process CPU during its share
+    cpu_fraction: float | None  # of one core
+    loop_lag_p99_s: float | None
+    loop_lag_max_s: float | None
+    clock_offset_ns: int  # worker clock - driver clock, estimated at the start
+    clock_uncertainty_ns: int  # half the best ping round trip
+    lost: str | None  # why the worker was lost mid-level, if it was
+    lost_in_flight: int  # its requests in flight then, recorded as failed
+    not_started: int  # its requests never sent
+    error: str | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FloorComparison(JsonRecord):
     """A level measured against the floor (flattened into the level's JSON)."""
 
@@ -223,6 +246,36 @@ class ServerLevelMetrics(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EngineSplit(JsonRecord):
+    """A level's served TPOT split: floor / kernels (engine alone - floor) / serving
+    (served - engine alone), in seconds and as shares of the served TPOT (see
+    metrics/decomposition.py). A part may be negative when two measurements disagree."""
+
+    batch: int
+    batch_source: str  # "measured" (the engine ran this batch) or "interpolated"
+    served_tpot_s: float
+    engine_step_time_s: float
+    engine_noise_s: float
+    floor_s: float | None  # None when the run had no floor
+    kernel_overhead_s: float | None
+    serving_overhead_s: float
+    floor_share: float | None
+    kernel_share: float | None
+    serving_share: float
+    largest: str  # "floor", "kernels", "serving" ("engine" without a floor)
+
+    @property
+    def faster_than_engine(self) -> bool:
+        return self.served_tpot_s < self.engine_step_time_s - self.engine_noise_s
+
+    @property
+    def below_floor(self) -> bool:
+        return self.floor_s is not None and self.engine_step_time_s < (
+            self.floor_s - self.engine_noise_s
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -260,6 +313,8 @@ class LevelSummary(JsonRecord):
     interrupted: bool | None = optional()  # measured
     comparison: FloorComparison | None = flat(FloorComparison)
     server: ServerLevelMetrics | None = optional(ServerLevelMetrics.from_json)  # its /metrics
+    workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
+    engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
     rest: dict[str, Any] = rest()
 
     @property
@@ -328,4 +383,5 @@ class RunSummary(JsonRecord):
     extra: dict[str, Any] = field(default_factory=dict)
     levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
     warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
+    engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
     rest: dict[str, Any] = rest()

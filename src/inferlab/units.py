@@ -10,7 +10,8 @@ import re
 
 from inferlab.errors import UnitError
 
-_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+# A sign is read so that "-1GB" is refused as negative (by the caller), not as unreadable.
+_NUMBER = r"([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 _BYTE_PREFIX = {
     "": 1.0,
@@ -20,10 +21,12 @@ _BYTE_PREFIX = {
     "G": 1e9,
     "T": 1e12,
     "P": 1e15,
+    "ki": 2.0**10,
     "Ki": 2.0**10,
     "Mi": 2.0**20,
     "Gi": 2.0**30,
     "Ti": 2.0**40,
+    "Pi": 2.0**50,
 }
 _SI_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _TIME_UNITS = {

@@ -160,3 +160,32 @@ def test_json_prints_the_summary_alone(run_cli, fake_url: str, tmp_path: Path) -
     s = loads_strict(stdout)  # the whole of stdout parses: the table went to stderr
     assert s["levels"][0]["requests_ok"] == 2
     assert "inferlab sweep" in err
+
+
+def test_engine_baseline_splits_levels_and_flags_a_server_faster_than_its_engine(
+    run_cli,  # type: ignore[no-untyped-def]
+    fake_url: str,
+    tmp_path: Path,
+) -> None:
+    from inferlab.jsonio import write_json
+    from tests.engines.baseline import engine
+
+    # The fake server streams a token every 10 ms; this "engine" needs 20 ms per step.
+    base = tmp_path / "eb"
+    base.mkdir()
+    write_json(base / "engine_bench.json", engine({1: 0.020, 2: 0.025}, 0.020, output_tokens=8))
+    out = tmp_path / "run"
+    code, stdout, _ = run_cli(
+        "bench", "--url", fake_url, "--concurrency", "1,2", "--requests-per-level", "2",
+        "--prompt-tokens", "32", "--output-tokens", "8", "--out", str(out),
+        "--floor-model", "smollm2-135m", "--floor-bandwidth", "20GB/s",
+        "--engine-baseline", str(base), "--strict",
+    )  # fmt: skip
+    assert code == 1  # --strict: the warning fails the run
+    s = json.loads((out / "summary.json").read_text())
+    assert [lv["engine"]["engine_step_time_s"] for lv in s["levels"]] == [0.020, 0.025]
+    flagged = [w["level"] for w in s["warnings"] if w["code"] == "faster_than_engine"]
+    assert flagged == ["c=1", "c=2"]
+    assert s["engine_baseline"]["output_tokens"] == 8
+    assert (out / "time_split.png").stat().st_size > 0
+    assert "engine ms" in stdout

@@ -31,6 +31,8 @@ def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.Monk
         "throughput_vs_tpot.png",
         "gap_cdf.png",
         "mbu.png",
+        "engine_bench.json",
+        "time_split.png",
     ):
         assert (out / name).stat().st_size > 0, name
     s = json.loads((out / "summary.json").read_text())
@@ -38,6 +40,16 @@ def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.Monk
     for lv in s["levels"]:
         assert 0 < lv["mbu"] <= 1
         assert lv["requests_early_stop"] == 0 and lv["requests_failed"] == 0
+        # floor <= engine alone <= served, each within the engine's own measured noise
+        e = lv["engine"]
+        assert e["batch"] == lv["concurrency"] and e["batch_source"] == "measured"
+        assert e["floor_s"] == lv["predicted_step_time_s"]
+        assert e["engine_step_time_s"] >= e["floor_s"] - e["engine_noise_s"], e
+        assert e["served_tpot_s"] >= e["engine_step_time_s"] - e["engine_noise_s"], e
+        assert e["floor_share"] + e["kernel_share"] + e["serving_share"] == pytest.approx(1)
+    assert s["engine_baseline"]["threads"] == s["extra"]["server_threads"]
+    assert "faster_than_engine" not in {w["code"] for w in s["warnings"]}
+    assert "Where the time goes at c=1" in stdout and "engine ms" in stdout
     assert s["extra"]["bandwidth_basis"].startswith("read rate")
     assert (tmp_path / "cache" / "this-machine.json").exists()  # probe saved as this-machine
     html = (out / "report.html").read_text()

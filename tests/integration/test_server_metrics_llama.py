@@ -14,7 +14,7 @@ from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.servermetrics.sampler import read_samples
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import STATED, with_overrides
-from inferlab.specs.model import resolve_model
+from inferlab.specs.resolve import resolve_model
 
 pytestmark = pytest.mark.integration
 

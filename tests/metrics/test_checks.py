@@ -43,7 +43,7 @@ def _codes(
 
 def test_a_clean_level_has_only_the_few_samples_note() -> None:
     assert _codes([_rec(0), _rec(1)]) == ["few_samples"]
-    assert len(CHECKS) == 11
+    assert len(CHECKS) == 12
 
 
 def test_each_distortion_is_named() -> None:

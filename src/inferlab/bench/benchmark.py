@@ -18,14 +18,25 @@ from typing import Any
 import aiohttp
 
 from inferlab import __version__
-from inferlab.bench.client import Endpoint, make_connector
+from inferlab.bench.client import Endpoint, default_request_timeout_s, make_connector
+from inferlab.bench.clock import ClockOffset, ClockReport
+from inferlab.bench.fleet import (
+    Fleet,
+    WorkerOptions,
+    clock_warnings,
+    fleet_client_stats,
+    worker_levels,
+)
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, lag_p99_s, run_level
+from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts
+from inferlab.engine_result import EngineBench
 from inferlab.jsonio import write_json
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
+from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
 from inferlab.records import RecordWriter
@@ -68,12 +79,16 @@ class BenchConfig:
     # Open connections at most (default: the highest concurrency, at least 64, plus a margin).
     # In rate mode a request beyond it waits in the client, recorded as queue delay.
     max_connections: int | None = None
+    # Per-request deadline (None: derived from the workload, see default_request_timeout_s).
+    request_timeout_s: float | None = None
     out_dir: Path = Path("results/run")
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the demo's server/probe facts
     scrape: bool = True  # read the server's /metrics beside each level when it answers
     metrics_url: str | None = None  # default: <server root>/metrics
+    workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
+    engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
 
 
 @dataclass(slots=True)
@@ -101,17 +116,25 @@ def floor_block(floor: Floor | None) -> FloorBlock | None:
     )
 
 
-def _level_block(cfg: BenchConfig, run: LevelRun) -> tuple[LevelSummary, list[RunWarning]]:
-    lv = run.level
-    s = summarize_level(lv.label, lv.kind, lv.value, run.records, cfg.stall_factor)
-    client = ClientStats(
+def _client_stats(run: LevelRun) -> ClientStats:
+    return ClientStats(
         cpu_s=run.client_cpu_s,
         wall_s=run.wall_s,
         cpu_fraction=run.client_cpu_s / run.wall_s if run.wall_s else 0.0,
         loop_lag_p99_s=lag_p99_s(run.loop_lag_s),
         loop_lag_max_s=max(run.loop_lag_s, default=0.0),
     )
+
+
+def _level_block(
+    cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None
+) -> tuple[LevelSummary, list[RunWarning]]:
+    lv = run.level
+    s = summarize_level(lv.label, lv.kind, lv.value, run.records, cfg.stall_factor)
+    client = fleet_client_stats(run) if run.workers else _client_stats(run)
     s = dataclasses.replace(s, client=client, interrupted=run.interrupted)
+    if run.workers and offsets:
+        s = dataclasses.replace(s, workers=worker_levels(run, offsets))
     ceiling = None
     if cfg.floor is not None:
         fl = cfg.floor
@@ -143,6 +166,8 @@ class RunState:
     warnings: list[RunWarning] = field(default_factory=list)
     interrupted: bool = False
     sampler: Any = None  # servermetrics.sampler.MetricsSampler while /metrics answers
+    fleet: Fleet | None = None  # bench --workers / --ray
+    clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
 
 
 def _workload(cfg: BenchConfig) -> Workload:
@@ -156,6 +181,7 @@ def _workload(cfg: BenchConfig) -> Workload:
             "force_length": cfg.force_length,
             "stall_factor": cfg.stall_factor,
             "seed": cfg.seed,
+            "request_timeout_s": request_timeout_s(cfg),
         },
     )
 
@@ -164,19 +190,15 @@ def build_summary(state: RunState) -> RunSummary:
     cfg, info = state.cfg, state.info
     levels, warns = [], list(state.warnings)
     for run in state.runs:
-        s, w = _level_block(cfg, run)
+        s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None)
         levels.append(s)
         warns.extend(w)
-    return RunSummary(
+    summary = RunSummary(
         schema_version=SCHEMA_VERSION,
         tool=f"inferlab {__version__}",
         command=tuple(cfg.command),
         started_at_unix_s=state.started_at_unix_s,
-        clock={
-            "source": "time.perf_counter_ns (monotonic)",
-            "origin_ns": state.t0_ns,
-            "note": "record times are ns after origin_ns",
-        },
+        clock=_clock_block(state),
         interrupted=state.interrupted,
         server=ServerBlock(
             url=cfg.url,
@@ -195,6 +217,29 @@ def build_summary(state: RunState) -> RunSummary:
         levels=tuple(levels),
         warnings=tuple(warns),
     )
+    return summary if cfg.engine is None else apply_engine_baseline(summary, cfg.engine)
+
+
+def request_timeout_s(cfg: BenchConfig) -> float:
+    if cfg.request_timeout_s is not None:
+        return cfg.request_timeout_s
+    return default_request_timeout_s(cfg.prompt_tokens, cfg.output_tokens)
+
+
+def _clock_block(state: RunState) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "source": "time.perf_counter_ns (monotonic)",
+        "origin_ns": state.t0_ns,
+        "note": "record times are ns after origin_ns",
+    }
+    if state.fleet is not None:
+        block["workers"] = state.cfg.workers.to_json()
+        block["worker_offsets"] = [c.to_json() for c in state.clocks]
+        block["note"] += (
+            "; each worker stamps on its own monotonic clock, placed on the driver's axis by "
+            "the offset estimated at the start (worker_offsets)"
+        )
+    return block
 
 
 async def _start_sampler(state: RunState, root_url: str) -> None:
@@ -224,16 +269,6 @@ def write_summary(path: Path, summary: RunSummary) -> None:
     write_json(path, summary)  # atomic: a crash never leaves half a summary
 
 
-def event_loop_runner() -> Any:
-    """asyncio.run, on uvloop where it is installed (less per-event overhead)."""
-    try:
-        import uvloop
-
-        return uvloop.run
-    except ImportError:
-        return asyncio.run
-
-
 def _warmup(cfg: BenchConfig, level: Level) -> int:
     if cfg.warmup is not None:
         return cfg.warmup
@@ -261,7 +296,10 @@ async def _run_one_level(
     state.runs.append(run)
     if state.sampler is not None:
         await asyncio.to_thread(state.sampler.begin, level.label)
-    await run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+    if state.fleet is not None:
+        await state.fleet.run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+    else:
+        await run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
     if state.sampler is not None:
         run.server_samples = await asyncio.to_thread(state.sampler.end)
     return n
@@ -272,7 +310,6 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
-    writer = RecordWriter(records_path)
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
     limit = cfg.max_connections or max(top, 64) + 8
@@ -283,8 +320,16 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
         endpoint = Endpoint(
-            info.base_url, state.model, cfg.api, cfg.api_key, cfg.force_length, info.kind
+            info.base_url,
+            state.model,
+            cfg.api,
+            cfg.api_key,
+            cfg.force_length,
+            info.kind,
+            request_timeout_s(cfg),
         )
+        # Opened only once the server answered: a refused run leaves no empty records file.
+        writer = RecordWriter(records_path)
         ctx = LevelContext(
             session,
             endpoint,
@@ -299,6 +344,8 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         await _start_sampler(state, info.root_url)
         next_id = 0
         try:
+            if cfg.workers.enabled:
+                state.fleet = await Fleet.open(cfg.workers)
             for level in cfg.levels:
                 next_id += await _run_one_level(ctx, state, level, next_id, hooks)
                 summary = build_summary(state)
@@ -310,6 +357,9 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
             state.warnings.append(warning("interrupted", "run", "error", msg))
             raise
         finally:
+            if state.fleet is not None:
+                state.clocks = await state.fleet.close()
+                state.warnings.extend(clock_warnings(state.clocks))
             writer.close()
             _stop_sampler(state)
             summary = build_summary(state)

@@ -27,6 +27,11 @@ from aiohttp.client_proto import ResponseHandler
 from inferlab.bench.sse import SSEParser
 from inferlab.records import RequestRecord
 
+OVER_MAX_MARGIN = 16  # tokens tolerated beyond max_tokens before the stream is cut
+DEFAULT_TIMEOUT_BASE_S = 60.0
+OUTPUT_OVER_MAX = "output_over_max"
+REQUEST_TIMEOUT = "request_timeout"
+
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
@@ -36,6 +41,8 @@ class Endpoint:
     api_key: str | None = field(default=None, repr=False)  # never written to results
     force_length: bool = True  # ignore_eos + min_tokens
     server_kind: str = "openai"  # "llamacpp", "vllm", ... (from /v1/models)
+    # A request still streaming after this many seconds is cut and recorded as failed.
+    request_timeout_s: float = DEFAULT_TIMEOUT_BASE_S
 
     @property
     def url(self) -> str:
@@ -66,6 +73,19 @@ class Endpoint:
 
 
 _ATTEMPTS = 4
+
+
+def over_max_limit(max_tokens: int) -> int:
+    """Streamed tokens past which a stream is cut: max_tokens plus a margin (servers may
+    count a token or two differently), so a stream that never ends still ends here."""
+    return max_tokens + max(OVER_MAX_MARGIN, max_tokens // 10)
+
+
+def default_request_timeout_s(prompt_tokens: int, output_tokens: int) -> float:
+    """A deadline no working server misses: a fixed allowance for queueing and loading,
+    plus one second per output token (1 tok/s is slower than any real deployment) and a
+    generous prefill allowance."""
+    return DEFAULT_TIMEOUT_BASE_S + output_tokens * 1.0 + prompt_tokens * 0.01
 
 
 class _StampingHandler(ResponseHandler):
@@ -141,6 +161,33 @@ class _Stream:
                 rec.cached_prompt_tokens = details["cached_tokens"]
 
 
+async def _read_stream(
+    resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, clock: Any = time.perf_counter_ns
+) -> None:
+    """Fold the SSE body into the record; cut a stream that runs past max_tokens + margin."""
+    rec = st.rec
+    parser = SSEParser()
+    proto = resp.connection.protocol if resp.connection else None
+    stamping = proto if isinstance(proto, _StampingHandler) else None
+    limit = over_max_limit(rec.max_tokens)
+    async for chunk in resp.content.iter_any():
+        rx_ns = stamping.last_rx_ns if stamping else 0
+        for data in parser.feed(chunk):
+            st.handle(data, (rx_ns or clock()) - t0_ns)
+        if rec.streamed_tokens > limit:
+            # Leaving the response closes its connection: the endless stream ends here.
+            rec.error = (
+                f"{OUTPUT_OVER_MAX}: the server streamed {rec.streamed_tokens} tokens for "
+                f"max_tokens {rec.max_tokens} without ending; cut at {limit}"
+            )
+            return
+    for data in parser.flush():
+        st.handle(data, clock() - t0_ns)
+    rec.malformed_events += parser.malformed_lines
+    if rec.error is None and not st.done and rec.finish_reason is None:
+        rec.error = "stream ended without a finish reason or [DONE] (connection dropped?)"
+
+
 async def stream_request(
     session: aiohttp.ClientSession,
     endpoint: Endpoint,
@@ -149,36 +196,31 @@ async def stream_request(
     t0_ns: int,
     read_timeout_s: float = 300.0,
 ) -> RequestRecord:
-    """Send one request and fill `rec`; never raises for server or network trouble."""
+    """Send one request and fill `rec`; never raises for server or network trouble.
+
+    The whole request (connect, headers, every event) must finish within the
+    endpoint's request_timeout_s, and the stream within max_tokens + a margin.
+    """
     clock = time.perf_counter_ns
     body = endpoint.body(prompt, rec.max_tokens)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout_s)
     for attempt in range(_ATTEMPTS):
         st = _Stream(rec)
         rec.send_ns = clock() - t0_ns
+        deadline = asyncio.timeout(endpoint.request_timeout_s)
         try:
-            async with session.post(
-                endpoint.url, json=body, headers=endpoint.headers(), timeout=timeout
-            ) as resp:
+            async with (
+                deadline,
+                session.post(
+                    endpoint.url, json=body, headers=endpoint.headers(), timeout=timeout
+                ) as resp,
+            ):
                 rec.http_status = resp.status
                 if resp.status != 200:
                     text = (await resp.text())[:300]
                     rec.error = f"HTTP {resp.status}: {text.strip()}"
                     break
-                parser = SSEParser()
-                proto = resp.connection.protocol if resp.connection else None
-                stamping = proto if isinstance(proto, _StampingHandler) else None
-                async for chunk in resp.content.iter_any():
-                    rx_ns = stamping.last_rx_ns if stamping else 0
-                    for data in parser.feed(chunk):
-                        st.handle(data, (rx_ns or clock()) - t0_ns)
-                for data in parser.flush():
-                    st.handle(data, clock() - t0_ns)
-                rec.malformed_events += parser.malformed_lines
-                if rec.error is None and not st.done and rec.finish_reason is None:
-                    rec.error = (
-                        "stream ended without a finish reason or [DONE] (connection dropped?)"
-                    )
+                await _read_stream(resp, st, t0_ns)
             break
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
             # A stale pooled keep-alive connection the server had closed shows up as a
@@ -190,7 +232,16 @@ async def stream_request(
                 continue
             rec.error = f"{type(e).__name__}: {e}"
             break
-        except (TimeoutError, aiohttp.ClientError, OSError) as e:
+        except TimeoutError as e:
+            if deadline.expired():
+                rec.error = (
+                    f"{REQUEST_TIMEOUT}: not finished after {endpoint.request_timeout_s:g} s "
+                    "(--request-timeout)"
+                )
+            else:  # aiohttp's own connect/read timeout
+                rec.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            break
+        except (aiohttp.ClientError, OSError) as e:
             rec.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             break
     rec.end_ns = clock() - t0_ns

@@ -31,7 +31,11 @@ class ProgressHooks(Hooks):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         self.progress = Progress(
-            "[bold]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+            "[bold]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            refresh_per_second=2,  # a bar, not a clock: each refresh costs the stamping loop
         )
         self.task: Any = None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from inferlab.commands.common import add_output, emit, table
 from inferlab.physics.amdahl import amdahl, parse_parts
@@ -32,7 +33,12 @@ def run(args: argparse.Namespace) -> int:
         ("untouched", f"{a.untouched_fraction:.4g}"),
         ("new time", f"{a.new_time:.4g} of the old"),
         ("overall speedup", f"{a.speedup:.4g}x"),
-        ("ceiling (optimised parts free)", f"{a.ceiling:.4g}x"),
+        (
+            "ceiling (optimised parts free)",
+            f"{a.ceiling:.4g}x"
+            if math.isfinite(a.ceiling)
+            else "unbounded: nothing is left untouched (null in --json)",
+        ),
     ]
     terms = " + ".join(
         [f"{a.untouched_fraction:.4g}"] + [f"{p.fraction:g}/{p.speedup:g}" for p in a.parts]

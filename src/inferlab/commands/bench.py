@@ -18,26 +18,48 @@ from inferlab.commands.common import (
     float_list,
     hardware_from,
     int_list,
+    real,
+    unit_arg,
+    whole,
 )
 from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
+from inferlab.runfolder import claim_run_folder
+from inferlab.units import parse_time
 
 if TYPE_CHECKING:
     from inferlab.summary import RunSummary, RunWarning
+
+MAX_STREAMS = 10_000  # concurrent streams / connections one client process can honestly drive
+MAX_WORKERS = 1024
 
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:
     """Load and workload flags, shared with `demo`."""
     p.add_argument("--concurrency", type=int_list, help="closed-loop levels (1,2,4,...,64)")
     p.add_argument("--rate", type=float_list, help="open-loop Poisson rates, requests/s: 4,8,16")
-    p.add_argument("--requests-per-level", type=int, default=64, help="measured requests (64)")
-    p.add_argument("--warmup", type=int, help="warm-up requests per level (one per stream)")
-    p.add_argument("--prompt-tokens", type=int, default=32, help="exact prompt length (32)")
-    p.add_argument("--output-tokens", type=int, default=256, help="forced output length (256)")
+    p.add_argument(
+        "--requests-per-level", type=whole(1, 10**6), default=64, help="measured requests (64)"
+    )
+    p.add_argument(
+        "--warmup", type=whole(0, 10**6), help="warm-up requests per level (one per stream)"
+    )
+    p.add_argument(
+        "--prompt-tokens", type=whole(1, 10**7), default=32, help="exact prompt length (32)"
+    )
+    p.add_argument(
+        "--output-tokens", type=whole(2, 10**7), default=256, help="forced output length (256)"
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=unit_arg(parse_time, positive=True),
+        help="end a request still running after this long and record it as failed "
+        "(default: 60s + 1s per output token)",
+    )
     p.add_argument("--api", choices=["completions", "chat"], default="completions")
     p.add_argument(
         "--stall-factor",
-        type=float,
+        type=real(1.0, 1e6, above=True),
         default=5.0,
         help="a gap > this x the level's median gap is a stall (5)",
     )
@@ -47,9 +69,13 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         default=0.005,
         help="event-loop lag p99 above which the client is saturated (5ms)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--strict", action="store_true", help="exit 1 on any error or warning")
     p.add_argument("--out", type=Path, help="results folder (results/<time>)")
+    p.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
+    p.add_argument(
+        "--append-run", action="store_true", help="add this run beside the one in --out (run-N/)"
+    )
     p.add_argument("--no-plots", action="store_true")
 
 
@@ -59,7 +85,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--model", help="served model name (the server's first if omitted)")
     p.add_argument(
         "--max-connections",
-        type=int,
+        type=whole(1, MAX_STREAMS),
         help="open connections at most; rate mode queues the rest in the client",
     )
     p.add_argument(
@@ -71,6 +97,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--no-force-length",
         action="store_true",
         help="do not send ignore_eos/min_tokens (strict OpenAI servers)",
+    )
+    g = p.add_argument_group("load workers (default: this one process)")
+    g.add_argument(
+        "--workers",
+        type=workers_arg,
+        default=1,
+        help="worker processes sharing the load (N or auto: sized from the measured ingest "
+        "rate and the expected token rate)",
+    )
+    g.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run the workers as Ray actors: auto (RAY_ADDRESS's cluster, else a local one) "
+        "or ray://head:10001; needs the ray extra",
     )
     add_bench_args(p)
     m = p.add_argument_group("the server's own metrics (Prometheus /metrics)")
@@ -84,7 +124,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--floor-flops", type=FLOPS, help="e.g. 500GFLOPS")
     g.add_argument("--floor-weight-dtype", default="bf16")
     g.add_argument("--floor-kv-dtype", default="bf16")
-    g.add_argument("--floor-tp", type=int, default=1)
+    g.add_argument("--floor-tp", type=whole(1, 4096), default=1)
+    p.add_argument(
+        "--engine-baseline",
+        type=Path,
+        help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
+    )
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
     p.set_defaults(run=run)
 
@@ -97,7 +142,7 @@ def resolve_floor(args: argparse.Namespace) -> Any:
         return None
     if model is None:
         raise InferlabError("a floor needs --floor-model or --floor-gguf beside its hardware")
-    cost = cost_from(model, args.floor_weight_dtype, args.floor_kv_dtype)
+    cost = cost_from(model, args.floor_weight_dtype, args.floor_kv_dtype, tp=args.floor_tp)
     hw = hardware_from(
         args.floor_hardware, args.floor_bandwidth, args.floor_flops, tp=args.floor_tp
     )
@@ -119,10 +164,45 @@ def check_sizes(args: argparse.Namespace) -> None:
         raise InferlabError(
             "--requests-per-level and --prompt-tokens must be >= 1, --output-tokens >= 2"
         )
+    if args.concurrency and max(args.concurrency) > MAX_STREAMS:
+        raise InferlabError(f"--concurrency: at most {MAX_STREAMS} streams per level")
 
 
 def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
+
+
+def workers_arg(text: str) -> int:
+    """--workers: a positive count, or auto (0 here, resolved once the levels are known)."""
+    if text == "auto":
+        return 0
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of workers or auto") from None
+    if not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 to {MAX_WORKERS} workers, or auto")
+    return n
+
+
+def worker_options(args: argparse.Namespace, levels: list[Any], floor: Any) -> Any:
+    """--workers / --ray as WorkerOptions; auto measured here (printed to stderr)."""
+    from inferlab.bench.autosize import auto_workers, expected_tokens_per_s, ingest_events_per_cpu_s
+    from inferlab.bench.fleet import WorkerOptions
+
+    count = args.workers
+    if count == 0:
+        expected = expected_tokens_per_s(levels, args.output_tokens, floor)
+        ingest = ingest_events_per_cpu_s()
+        count = auto_workers(expected, ingest)
+        print(
+            f"--workers auto: {count} (expected <= {expected:,.0f} tok/s; one worker ingests "
+            f"~{ingest:,.0f} events per CPU-second here)",
+            file=sys.stderr,
+        )
+    if args.ray is not None and args.workers == 1:
+        count = 2  # --ray alone: two actors, spread over the cluster's nodes
+    return WorkerOptions(count, args.ray)
 
 
 def strict_failures(summary: RunSummary) -> list[RunWarning]:
@@ -130,14 +210,23 @@ def strict_failures(summary: RunSummary) -> list[RunWarning]:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_sizes(args)
+    levels = levels_from(args, [1, 2, 4, 8, 16, 32, 64])
+    floor = resolve_floor(args)  # refuse a bad floor before any folder is made
+    with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
+        return _run_in(args, levels, floor, out)
+
+
+def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) -> int:
     from inferlab.bench.benchmark import BenchConfig
     from inferlab.bench.sweep import execute
+    from inferlab.engines.llama_bench import load_engine_bench
 
-    check_sizes(args)
+    engine = load_engine_bench(args.engine_baseline) if args.engine_baseline else None
     cfg = BenchConfig(
         url=args.url,
         model=args.model,
-        levels=levels_from(args, [1, 2, 4, 8, 16, 32, 64]),
+        levels=levels,
         requests_per_level=args.requests_per_level,
         warmup=args.warmup,
         prompt_tokens=args.prompt_tokens,
@@ -149,11 +238,14 @@ def run(args: argparse.Namespace) -> int:
         lag_threshold_s=args.lag_threshold,
         seed=args.seed,
         max_connections=args.max_connections,
-        out_dir=args.out or default_out(),
-        floor=resolve_floor(args),
+        request_timeout_s=args.request_timeout,
+        out_dir=out,
+        floor=floor,
         command=["inferlab", *sys.argv[1:]],
         scrape=not args.no_scrape,
         metrics_url=args.metrics_url,
+        engine=engine,
+        workers=worker_options(args, levels, floor),
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():

@@ -6,12 +6,13 @@ import argparse
 
 from inferlab.commands.common import (
     BYTES,
+    POSITIVE_INT,
     add_hardware,
     add_model,
     add_output,
     emit,
+    hardware_from,
     resolve_cost,
-    resolve_hardware,
     table,
 )
 from inferlab.errors import InferlabError
@@ -23,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("capacity", help="max batch that fits: weights + KV + reserve <= memory")
     add_model(p)
     add_hardware(p)
-    p.add_argument("--context", type=int, required=True, help="tokens per sequence")
+    p.add_argument("--context", type=POSITIVE_INT, required=True, help="tokens per sequence")
     p.add_argument("--reserve", type=BYTES, default=0.0, help="memory kept back (activations...)")
     add_output(p)
     p.set_defaults(run=run)
@@ -31,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     c = resolve_cost(args)
-    hw = resolve_hardware(args)
+    # Capacity is memory, weights and KV alone: no bandwidth needed.
+    hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp, False)
     if hw.memory_bytes <= 0:
         raise InferlabError("no memory capacity known: name a --hardware or state --memory 80GB")
     if args.context <= 0:

@@ -14,17 +14,32 @@ from inferlab.jsonio import dumps
 from inferlab.specs.cost import ModelCost, derive_cost
 from inferlab.specs.hardware import STATED, HardwareSpec, get_hardware, with_overrides
 
+# Far above any real byte count, rate or FLOPS (1e30), yet far below float overflow, so
+# products and ratios of stated quantities stay finite.
+MAX_QUANTITY = 1e30
+# Below any real byte count, time or rate, yet far above underflow: 1/x stays finite.
+MIN_QUANTITY = 1e-12
+# Far above any real token count, batch or request count, yet small enough that no
+# product with it overflows and every loop over it is refused before it starts.
+MAX_WHOLE = 10**12
 
-def unit_arg(parse: Callable[[str], float]) -> Callable[[str], float]:
-    """Wrap a unit parser so argparse names the flag in its error."""
+
+def unit_arg(parse: Callable[[str], float], positive: bool = False) -> Callable[[str], float]:
+    """Wrap a unit parser so argparse names the flag in its error (positive: refuse 0 too)."""
 
     def _parse(text: str) -> float:
         try:
             value = parse(text)
         except InferlabError as e:
             raise argparse.ArgumentTypeError(str(e)) from e
-        if value < 0 or math.isnan(value):
+        if math.isnan(value) or value < 0:
             raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+        if positive and value == 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be above zero")
+        if 0 < value < MIN_QUANTITY:
+            raise argparse.ArgumentTypeError(f"{text!r} is too small (0, or {MIN_QUANTITY:g} up)")
+        if not math.isfinite(value) or value > MAX_QUANTITY:
+            raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {MAX_QUANTITY:g})")
         return value
 
     _parse.__name__ = parse.__name__.replace("parse_", "")
@@ -32,8 +47,8 @@ def unit_arg(parse: Callable[[str], float]) -> Callable[[str], float]:
 
 
 BYTES = unit_arg(units.parse_bytes)
-BANDWIDTH = unit_arg(units.parse_bandwidth)
-FLOPS = unit_arg(units.parse_flops)
+BANDWIDTH = unit_arg(units.parse_bandwidth, positive=True)
+FLOPS = unit_arg(units.parse_flops, positive=True)
 TIME = unit_arg(units.parse_time)
 COUNT = unit_arg(units.parse_count)
 RATE = unit_arg(units.parse_rate)
@@ -44,8 +59,10 @@ def _number_list(text: str, cast: Callable[[str], float], example: str) -> list[
         values = [cast(x.strip()) for x in text.split(",") if x.strip()]
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"{text!r}: write numbers like {example}") from e
-    if not values or any(v <= 0 for v in values):
+    if not values or any(not v > 0 for v in values):  # `not v > 0` also catches NaN
         raise argparse.ArgumentTypeError(f"{text!r}: give positive numbers, e.g. {example}")
+    if any(not math.isfinite(v) or v > MAX_WHOLE for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: numbers up to {MAX_WHOLE:g}, e.g. {example}")
     return values
 
 
@@ -82,7 +99,9 @@ def add_hardware(p: argparse.ArgumentParser) -> None:
     g.add_argument("--bandwidth", type=BANDWIDTH, help="state memory bandwidth, e.g. 3.35TB/s")
     g.add_argument("--flops", type=FLOPS, help="state dense peak FLOPS, e.g. 989TFLOPS")
     g.add_argument("--memory", type=BYTES, help="state memory capacity, e.g. 80GB")
-    g.add_argument("--tp", type=int, default=1, help="tensor-parallel devices (bandwidths add)")
+    g.add_argument(
+        "--tp", type=whole(1, 4096), default=1, help="tensor-parallel devices (bandwidths add)"
+    )
 
 
 def cost_from(
@@ -92,16 +111,42 @@ def cost_from(
     weight_bytes: float | None = None,
     kv_bytes_per_token: float | None = None,
     params: float | None = None,
+    tp: int = 1,
 ) -> ModelCost:
     """A model spec (preset, config.json, .gguf) with stated overrides, or stated numbers alone."""
     if model:
         from inferlab.specs.resolve import resolve_model
 
-        cost = derive_cost(resolve_model(model), weight_dtype, kv_dtype)
+        spec = resolve_model(model)
+        check_tp_split(spec.name, spec.n_heads, spec.n_kv_heads, tp)
+        cost = derive_cost(spec, weight_dtype, kv_dtype)
         return cost.with_overrides(weight_bytes, kv_bytes_per_token, params)
     if weight_bytes is None:
         raise SpecError("name a --model, or state --weight-bytes (e.g. --weight-bytes 16GB)")
     return ModelCost.stated(weight_bytes, kv_bytes_per_token or 0.0, params, weight_dtype)
+
+
+def check_tp_split(name: str, n_heads: int, n_kv_heads: int, tp: int) -> None:
+    """Tensor parallelism shards attention heads: refuse a --tp that cannot split them.
+
+    Query heads must divide evenly; KV heads must divide evenly, or (when there are
+    fewer KV heads than devices) each KV head is replicated on tp / n_kv_heads devices.
+    """
+    if tp <= 1 or n_heads <= 0:
+        return
+    n_kv_heads = n_kv_heads if n_kv_heads > 0 else n_heads
+    kv_ok = n_kv_heads % tp == 0 or tp % n_kv_heads == 0
+    if n_heads % tp == 0 and kv_ok:
+        return
+    fits = [
+        d
+        for d in range(1, min(n_heads, 4096) + 1)
+        if n_heads % d == 0 and (d % n_kv_heads == 0 or n_kv_heads % d == 0)
+    ]
+    raise SpecError(
+        f"--tp {tp}: {name}'s {n_heads} attention heads / {n_kv_heads} KV heads do not split "
+        f"evenly over {tp} devices; use one of {', '.join(map(str, fits))}"
+    )
 
 
 def hardware_from(
@@ -110,11 +155,12 @@ def hardware_from(
     flops: float | None = None,
     memory: float | None = None,
     tp: int = 1,
+    need_bandwidth: bool = True,
 ) -> HardwareSpec:
     """The whole device group: catalogue or stated figures, scaled for tensor parallelism."""
     base = get_hardware(hardware) if hardware else STATED
     hw = with_overrides(base, bandwidth, flops, memory)
-    if hw.bandwidth_bytes_per_s <= 0:
+    if need_bandwidth and hw.bandwidth_bytes_per_s <= 0:
         raise SpecError("name a --hardware (e.g. h100-sxm), or state --bandwidth (e.g. 3.35TB/s)")
     if tp < 1:
         raise SpecError("--tp must be 1 or more")
@@ -129,6 +175,7 @@ def resolve_cost(args: argparse.Namespace) -> ModelCost:
         args.weight_bytes,
         args.kv_bytes_per_token,
         args.params,
+        getattr(args, "tp", 1),
     )
 
 
@@ -152,3 +199,61 @@ def emit(
 def table(rows: list[tuple[str, str]]) -> list[str]:
     width = max((len(k) for k, _ in rows), default=0)
     return [f"{k:<{width}}  {v}" for k, v in rows]
+
+
+def whole(minimum: int = 0, maximum: int = MAX_WHOLE) -> Callable[[str], int]:
+    """An argparse type: a whole number in [minimum, maximum], named in the error."""
+
+    def _parse(text: str) -> int:
+        try:
+            value = int(text.strip().replace("_", ""))
+        except ValueError:
+            try:  # "1e3" and "4096.0" are whole numbers too
+                f = float(text)
+            except ValueError:
+                f = math.nan
+            if not (math.isfinite(f) and f.is_integer()):
+                raise argparse.ArgumentTypeError(
+                    f"{text!r} is not a whole number (write it like 4096)"
+                ) from None
+            value = int(f)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be at least {minimum}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {maximum:g})")
+        return value
+
+    _parse.__name__ = "whole number"
+    return _parse
+
+
+def real(
+    minimum: float = 0.0, maximum: float = MAX_QUANTITY, above: bool = False
+) -> Callable[[str], float]:
+    """An argparse type: a finite number >= minimum (> minimum when `above`), <= maximum."""
+
+    def _parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number (write it like 0.5 or 3)"
+            ) from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number")
+        if value < minimum or (above and value == minimum):
+            rel = "above" if above else "at least"
+            raise argparse.ArgumentTypeError(f"{text!r} must be {rel} {minimum:g}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {maximum:g})")
+        return value
+
+    _parse.__name__ = "number"
+    return _parse
+
+
+POSITIVE_INT = whole(1)
+NONNEG_INT = whole(0)
+POSITIVE = real(0.0, above=True)
+NONNEG = real(0.0)
+FRACTION = real(0.0, 1.0)

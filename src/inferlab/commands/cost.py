@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from inferlab.commands.common import add_output, emit, table
+from inferlab.commands.common import POSITIVE, POSITIVE_INT, add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.price import price_per_million
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cost", help="$ per million tokens at one or two operating points")
-    p.add_argument("--gpu-hour", type=float, required=True, help="$ per GPU-hour, e.g. 3")
-    p.add_argument("--tokens-per-s", type=float, required=True, help="aggregate tok/s, e.g. 200")
-    p.add_argument("--vs-tokens-per-s", type=float, help="a second operating point to compare")
-    p.add_argument("--gpus", type=int, default=1, help="GPUs producing that rate (1)")
+    p.add_argument("--gpu-hour", type=POSITIVE, required=True, help="$ per GPU-hour, e.g. 3")
+    p.add_argument("--tokens-per-s", type=POSITIVE, required=True, help="aggregate tok/s, e.g. 200")
+    p.add_argument("--vs-tokens-per-s", type=POSITIVE, help="a second operating point to compare")
+    p.add_argument("--gpus", type=POSITIVE_INT, default=1, help="GPUs producing that rate (1)")
     add_output(p)
     p.set_defaults(run=run)
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         f"$/million   = ${a.usd_per_gpu_hour:g}/h x {a.gpus} / {a.tokens_per_hour:,.0f} x 1e6 "
         f"= ${a.usd_per_million_tokens:.4g}",
     ]
-    if args.vs_tokens_per_s:
+    if args.vs_tokens_per_s is not None:
         if args.vs_tokens_per_s <= 0:
             raise InferlabError("--vs-tokens-per-s must be positive")
         b = price_per_million(args.gpu_hour, args.vs_tokens_per_s, args.gpus)

@@ -15,16 +15,25 @@ from typing import Any
 from inferlab import signals
 from inferlab.bench.progress import ProgressHooks
 from inferlab.commands.bench import add_bench_args, default_out
+from inferlab.commands.common import whole
 from inferlab.errors import InferlabError
+from inferlab.runfolder import claim_run_folder
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="probe, serve SmolLM2 locally, sweep, report (a few minutes)")
     p.add_argument("--quick", action="store_true", help="under 2 minutes: fewer levels and tokens")
     p.add_argument("--gguf", type=Path, help="serve this GGUF instead of the bundled SmolLM2")
-    p.add_argument("--threads", type=int, help="server threads (all cores but one)")
+    p.add_argument("--threads", type=whole(1, 4096), help="server threads (all cores but one)")
+    p.add_argument(
+        "--no-engine-bench", action="store_true", help="skip the engine-alone measurement"
+    )
     add_bench_args(p)
     p.set_defaults(run=run, requests_per_level=None, output_tokens=None)
+
+
+# The engine-alone measurement's budget: the demo stays within a few minutes.
+ENGINE_TIMEOUT_S, ENGINE_TIMEOUT_QUICK_S = 300.0, 90.0
 
 
 class _WatchServer(ProgressHooks):
@@ -100,6 +109,54 @@ def _floor(gguf: Path) -> Any:
     return Floor(cost, hw)
 
 
+def engine_alone(
+    args: argparse.Namespace,
+    gguf: Path,
+    threads: int,
+    levels: list[int],
+    out_tokens: int,
+    out: Path,
+) -> tuple[Any, dict[str, str]]:
+    """llama.cpp's own benchmarks before the sweep, same model, threads, context and lengths.
+
+    Returns the result (None if it cannot run: one line says why, and the demo goes on
+    with floor and served only) and the fact the report's setup table shows.
+    """
+    from inferlab.engines.llama_bench import RESULT_NAME, EngineBenchConfig, run_engine_bench
+    from inferlab.jsonio import write_json
+
+    if args.no_engine_bench:
+        return None, {"engine_alone": "skipped (--no-engine-bench)"}
+    cfg = EngineBenchConfig(
+        gguf,
+        threads,
+        tuple(levels),
+        args.prompt_tokens,
+        out_tokens,
+        ctx_per_slot=args.prompt_tokens + out_tokens + 64,  # as the server's slots
+        repetitions=2 if args.quick else 3,
+        timeout_s=ENGINE_TIMEOUT_QUICK_S if args.quick else ENGINE_TIMEOUT_S,
+    )
+    print(
+        f"    engine alone: llama-batched-bench + llama-bench, {threads} thread(s), batches "
+        f"{levels}, {cfg.prompt_tokens} -> {out_tokens} tokens, no HTTP ...",
+        flush=True,
+    )
+    try:
+        eb = run_engine_bench(cfg)
+    except InferlabError as e:
+        print(f"    engine alone: not measured: {e}; the table shows floor and served only")
+        return None, {"engine_alone": f"not measured: {e}"}
+    write_json(out / RESULT_NAME, eb)
+    steps = ", ".join(f"b={s.batch} {s.step_time_s * 1e3:.1f}" for s in eb.steps)
+    line = (
+        f"step ms {steps}; prefill of {eb.prefill.n_tokens} tokens {eb.prefill.mean_s:.3g} s; "
+        f"noise {eb.noise_rel:.1%}; CPU {eb.cpu_fraction:.0%}"
+    )
+    print(f"    engine alone: {line}", flush=True)
+    return eb, {"engine_alone": f"{line} ({RESULT_NAME})"}
+
+
 def _extra(pr: Any, threads: int, cores: int) -> dict[str, Any]:
     """Facts the report shows beside the sweep: the core split and the probe's figures."""
     return {
@@ -114,7 +171,7 @@ def _extra(pr: Any, threads: int, cores: int) -> dict[str, Any]:
 
 
 def _serve_and_sweep(
-    args: argparse.Namespace, gguf: Path, floor: Any, extra: dict[str, Any]
+    args: argparse.Namespace, gguf: Path, floor: Any, extra: dict[str, Any], engine: Any = None
 ) -> Any:
     """Step 3: llama-server on all cores but one, a concurrency sweep against it."""
     from inferlab.bench.benchmark import BenchConfig
@@ -153,10 +210,12 @@ def _serve_and_sweep(
             stall_factor=args.stall_factor,
             lag_threshold_s=args.lag_threshold,
             seed=args.seed,
+            request_timeout_s=args.request_timeout,
             out_dir=args.out,
             floor=floor,
             command=["inferlab", *sys.argv[1:]],
             extra=extra,
+            engine=engine,
         )
         from inferlab.watch.background import BackgroundWatch
         from inferlab.watch.derive import Physics
@@ -169,23 +228,33 @@ def _serve_and_sweep(
 
 def run(args: argparse.Namespace) -> int:
     from inferlab.commands.bench import check_sizes
+
+    if args.rate:
+        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
+    if args.gguf is not None and not args.gguf.is_file():
+        raise InferlabError(f"--gguf {args.gguf}: no such file")
+    _, requests, out_tokens = plan(args)
+    args.requests_per_level, args.output_tokens = requests, out_tokens
+    check_sizes(args)
+    # One run per folder; a demo refused or stopped before writing leaves nothing behind.
+    with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
+        args.out = out
+        return _demo_in(args)
+
+
+def _demo_in(args: argparse.Namespace) -> int:
     from inferlab.commands.report import render_run
     from inferlab.engines.bundled import smollm2_gguf_path
     from inferlab.report.reading import read_sweep
 
-    if args.rate:
-        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
-    _, requests, out_tokens = plan(args)
-    args.requests_per_level, args.output_tokens = requests, out_tokens
-    check_sizes(args)
-    args.out = args.out or default_out()
-    args.out.mkdir(parents=True, exist_ok=True)
+    levels, _, out_tokens = plan(args)  # the sizes run() settled
     cores = os.cpu_count() or 1
     pr = _probe(args.quick)
     gguf = args.gguf or smollm2_gguf_path()
     floor = _floor(gguf)
     threads = args.threads or max(1, cores - 1)
-    result = _serve_and_sweep(args, gguf, floor, _extra(pr, threads, cores))
+    engine, facts = engine_alone(args, gguf, threads, levels, out_tokens, args.out)
+    result = _serve_and_sweep(args, gguf, floor, _extra(pr, threads, cores) | facts, engine)
     print("4/4 report")
     from inferlab.commands.report import render_watch_if_recorded
 

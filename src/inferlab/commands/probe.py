@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
-from inferlab.commands.common import BYTES, add_output, emit, table
+from inferlab.commands.common import BYTES, add_output, emit, table, whole
+from inferlab.errors import InferlabError
 from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_flops
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("probe", help="measure this machine's memory bandwidth and FLOPS")
     p.add_argument("--array-bytes", type=BYTES, default=float(1 << 30), help="per array (1GiB)")
-    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--repeats", type=whole(1, 1000), default=10)
     p.add_argument("--no-gpu", action="store_true", help="skip the torch GPU probe")
     add_output(p)
     p.set_defaults(run=run)
@@ -52,10 +54,24 @@ METHOD = [
 ]
 
 
+def check_array_bytes(n: float) -> None:
+    """Three arrays of this size live at once (triad): keep them well inside RAM."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        ram = 16 << 30
+    top = ram // 4
+    if not (1 << 20) <= n <= top:
+        raise InferlabError(
+            f"--array-bytes {fmt_bytes(n)}: give 1MiB to {fmt_bytes(top)} (a quarter of RAM)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from inferlab.probe.machine import run_probe, save
     from inferlab.specs.hardware import this_machine_path
 
+    check_array_bytes(args.array_bytes)
     r = run_probe(int(args.array_bytes), args.repeats, gpu=not args.no_gpu)
     save(r)
     rows = probe_rows(r)

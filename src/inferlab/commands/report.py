@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
     from inferlab.summary import RunSummary
@@ -59,22 +56,11 @@ def render_run(out_dir: Path, summary: RunSummary) -> Path:
 
 
 def load_summary(d: Path) -> RunSummary:
-    from inferlab.summary import RunSummary
+    """The run's summary, checked for shape; levels a killed run did not summarise are
+    rebuilt from its records (and say so in the warnings)."""
+    from inferlab.rundir import load_run
 
-    path = d / "summary.json"
-    if not path.exists():
-        raise InferlabError(f"{d}: no summary.json here (is it a run folder from bench or demo?)")
-    try:
-        summary: dict[str, Any] = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise InferlabError(f"{path}: damaged JSON ({e.msg})") from e
-    if summary.get("schema_version") != 1:
-        raise InferlabError(f"{path}: schema_version {summary.get('schema_version')} is not 1")
-    try:
-        typed: RunSummary = RunSummary.from_json(summary)
-    except (KeyError, TypeError, AttributeError) as e:
-        raise InferlabError(f"{path}: not a run summary (missing or wrong {e})") from e
-    return typed
+    return load_run(d)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,16 +11,21 @@ import time
 from pathlib import Path
 
 from inferlab import signals
+from inferlab.commands.common import whole
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="run the embedded llama.cpp server (SmolLM2-135M Q4_1)")
     p.add_argument("--gguf", type=Path, help="another GGUF file instead of the bundled one")
-    p.add_argument("--port", type=int, help="port on 127.0.0.1 (a free one if omitted)")
-    p.add_argument("--parallel", type=int, default=4, help="slots = concurrent streams (4)")
-    p.add_argument("--ctx-per-slot", type=int, default=1024, help="context tokens per slot")
-    p.add_argument("--threads", type=int, help="CPU threads (all cores but one)")
+    p.add_argument("--port", type=whole(0, 65535), help="port on 127.0.0.1 (a free one if omitted)")
+    p.add_argument(
+        "--parallel", type=whole(1, 4096), default=4, help="slots = concurrent streams (4)"
+    )
+    p.add_argument(
+        "--ctx-per-slot", type=whole(1, 10**8), default=1024, help="context tokens per slot"
+    )
+    p.add_argument("--threads", type=whole(1, 4096), help="CPU threads (all cores but one)")
     p.add_argument(
         "--log", type=Path, help="server log file (<user state dir>/inferlab/logs/... if omitted)"
     )

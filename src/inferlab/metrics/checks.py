@@ -144,14 +144,34 @@ def _client_busy(f: LevelFacts) -> RunWarning | None:
     c = f.client
     if c.loop_lag_p99_s <= f.lag_threshold_s and c.cpu_fraction <= 0.8:
         return None
+    busy = [
+        f"worker {w.worker} on {w.host} (lag p99 {(w.loop_lag_p99_s or 0) * 1e3:.3g} ms, "
+        f"CPU {w.cpu_fraction or 0:.0%})"
+        for w in f.summary.workers or ()
+        if (w.loop_lag_p99_s or 0) > f.lag_threshold_s or (w.cpu_fraction or 0) > 0.8
+    ]
+    who = f": {', '.join(busy)}; add --workers" if busy else ""
     return warning(
         "client_saturation",
         f.summary.label,
         "warning",
         f"the client itself was busy (event-loop lag p99 "
         f"{c.loop_lag_p99_s * 1e3:.3g} ms, CPU {c.cpu_fraction:.0%}"
-        " of a core): its timestamps may be late",
+        f" of a core){who}: its timestamps may be late",
     )
+
+
+def _worker_lost(f: LevelFacts) -> RunWarning | None:
+    lost = [w for w in f.summary.workers or () if w.lost]
+    if not lost:
+        return None
+    parts = [
+        f"worker {w.worker} ({w.lost}): {w.lost_in_flight} in-flight requests recorded as "
+        f"failed, {w.not_started} never sent"
+        for w in lost
+    ]
+    msg = "; ".join(parts) + "; the level completed on the other workers"
+    return warning("worker_lost", f.summary.label, "error", msg)
 
 
 def _few_samples(f: LevelFacts) -> RunWarning | None:
@@ -174,6 +194,7 @@ CHECKS: tuple[Check, ...] = (
     _malformed,
     _above_ceiling,
     _client_busy,
+    _worker_lost,
     _few_samples,
 )
 

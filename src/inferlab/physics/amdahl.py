@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from inferlab.errors import InferlabError
 
+MIN_SPEEDUP = 1e-9
+MAX_SPEEDUP = 1e12
+
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -33,8 +36,11 @@ def amdahl(parts: list[tuple[float, float]]) -> Amdahl:
     for p in ps:
         if not 0.0 <= p.fraction <= 1.0:
             raise InferlabError(f"fraction {p.fraction} is not between 0 and 1")
-        if p.speedup <= 0:
-            raise InferlabError(f"speedup {p.speedup} must be positive")
+        # Bounded both ways so every new time stays finite (a 1e-320x "speedup" overflows).
+        if not MIN_SPEEDUP <= p.speedup <= MAX_SPEEDUP:
+            raise InferlabError(
+                f"speedup {p.speedup:g} must be between {MIN_SPEEDUP:g} and {MAX_SPEEDUP:g}"
+            )
     total = sum(p.fraction for p in ps)
     if total > 1.0 + 1e-9:
         raise InferlabError(

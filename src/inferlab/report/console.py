@@ -44,6 +44,7 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
                 "-" if mbu is None else f"{mbu:.0%}",
             ]
         )
+    _insert_floor_engine(summary, head, rows)
     if any(lv.server for lv in summary.levels):  # the server's own books, beside
         head += ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
         for row, lv in zip(rows, summary.levels, strict=True):
@@ -68,6 +69,23 @@ def server_cells(srv: ServerLevelMetrics | None) -> list[str]:
         running,
         num(srv.kv_cache_usage_max, ".1%"),
     ]
+
+
+def _insert_floor_engine(summary: RunSummary, head: list[str], rows: list[list[str]]) -> None:
+    """floor / engine alone columns just before the served TPOT, when the run has them."""
+    levels = summary.levels
+    at = head.index("TPOT p50 ms")
+    cols: list[tuple[str, list[str]]] = []
+    floors = [lv.comparison.predicted_step_time_s if lv.comparison else None for lv in levels]
+    if any(floors):
+        cols.append(("floor ms", [_ms(x) for x in floors]))
+    if any(lv.engine for lv in levels):
+        steps = [lv.engine.engine_step_time_s if lv.engine else None for lv in levels]
+        cols.append(("engine ms", [_ms(x) for x in steps]))
+    for name, cells in reversed(cols):
+        head.insert(at, name)
+        for row, cell in zip(rows, cells, strict=True):
+            row.insert(at, cell)
 
 
 def print_sweep(summary: RunSummary) -> None:

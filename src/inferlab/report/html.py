@@ -29,6 +29,11 @@ def _img(path: Path) -> str:
     return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
 
 
+def _time_split(out_dir: Path) -> str:
+    img = _img(out_dir / "time_split.png")
+    return f"<h2>Where the time goes: floor, engine alone, served</h2>{img}" if img else ""
+
+
 def _kv_table(rows: list[tuple[str, str]]) -> str:
     body = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return f"<table>{body}</table>"
@@ -73,6 +78,7 @@ def render_html(
 <h2>MBU per level</h2>{_img(out_dir / "mbu.png")}
 {watch_html}
 {_server_section(out_dir)}
+{_time_split(out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
 <h2>Setup, floor and versions</h2>{_kv_table(facts)}
 <details><summary>summary.json</summary><pre>{raw}</pre></details></body></html>"""

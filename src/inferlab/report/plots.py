@@ -205,6 +205,49 @@ def server_timeline(samples: list[Any], path: Path) -> Path | None:
     return path
 
 
+def time_split(summary: RunSummary, path: Path) -> Path | None:
+    """Per level, a stacked bar: floor / kernels (engine - floor) / serving (served - engine)."""
+    splits = [(lv.label, lv.engine) for lv in summary.levels if lv.engine is not None]
+    if not splits:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    labels = [lab for lab, _ in splits]
+    es = [e for _, e in splits]
+    if all(e.floor_s is not None for e in es):
+        parts = [
+            ("floor (bytes / bandwidth)", [e.floor_s or 0.0 for e in es], "tab:green"),
+            ("kernels (engine - floor)", [e.kernel_overhead_s or 0.0 for e in es], "tab:orange"),
+        ]
+    else:
+        parts = [("engine alone", [e.engine_step_time_s for e in es], "tab:orange")]
+    parts.append(("serving (served - engine)", [e.serving_overhead_s for e in es], "tab:blue"))
+    base = [0.0] * len(es)
+    for name, seconds, color in parts:
+        # A negative part (two measurements disagree) is drawn as nothing: see the dots.
+        h = [max(0.0, x) * 1e3 for x in seconds]
+        ax.bar(labels, h, bottom=base, color=color, label=name)
+        base = [b + x for b, x in zip(base, h, strict=True)]
+    ax.errorbar(
+        labels,
+        [e.engine_step_time_s * 1e3 for e in es],
+        yerr=[e.engine_noise_s * 1e3 for e in es],
+        fmt="none",
+        ecolor="dimgray",
+        capsize=4,
+        label="engine alone +- its noise",
+    )
+    ax.plot(labels, [e.served_tpot_s * 1e3 for e in es], "ko", label="served TPOT p50")
+    ax.set_ylabel("time per output token (ms)")
+    ax.set_title("Where the time goes: floor, engine kernels, serving")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def predicted_curve(summary: RunSummary, cost: Any, hw: Any) -> list[tuple[int, float, float]]:
     from inferlab.physics.decode import decode_point
 
@@ -232,4 +275,7 @@ def render_all(
     srv = server_timeline(read_samples(out_dir / "server_metrics.jsonl"), out_dir / "server.png")
     if srv:
         made.append(srv)
+    split = time_split(summary, out_dir / "time_split.png")
+    if split:
+        made.append(split)
     return made

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from inferlab.metrics.decomposition import read_engine
 from inferlab.summary import LevelSummary, RunSummary
 from inferlab.units import fmt_bandwidth, fmt_bytes
 
@@ -14,6 +15,7 @@ def read_sweep(summary: RunSummary) -> list[str]:
     floor = _floor_sentence(summary, lv[0])
     if floor:
         out.append(floor)
+    out.extend(read_engine(summary))
     return out
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from inferlab.errors import SpecError
-from inferlab.specs.model import ModelSpec, TensorBytes
+from inferlab.specs.model import ModelSpec, TensorBytes, _from_fields
 
 
 def _field(reader: Any, key: str, default: Any = None) -> Any:
@@ -76,30 +76,39 @@ def from_gguf(path: Path) -> ModelSpec:
     if not (n_heads and hidden and n_layers):
         raise SpecError(f"{path}: GGUF metadata lacks block_count/embedding_length/head_count")
     tb = tensor_bytes(reader)
-    vocab = a("vocab_size") or int(tb.embedding_params // hidden)
+    vocab = a("vocab_size") or _div(int(tb.embedding_params), hidden)
     n_kv = a("attention.head_count_kv", n_heads)
     if isinstance(n_kv, list):  # per-layer head counts in some architectures
-        n_kv = max(n_kv)
+        n_kv = max(n_kv, default=None)
     name = str(_field(reader, "general.name", path.stem))
-    return ModelSpec(
-        name=name,
-        source=f"GGUF {path.name} ({tb.dtype_summary})",
-        n_layers=int(n_layers),
-        hidden_size=int(hidden),
-        n_heads=int(n_heads),
-        n_kv_heads=int(n_kv),
-        head_dim=int(a("attention.key_length", int(hidden) // int(n_heads))),
-        intermediate_size=int(a("feed_forward_length", 4 * int(hidden))),
-        vocab_size=int(vocab),
-        tied_embeddings=tb.head_bytes == 0,
-        n_experts=int(a("expert_count", 0)),
-        n_experts_per_token=int(a("expert_used_count", 0)),
-        n_shared_experts=int(a("expert_shared_count", 0)),
-        moe_intermediate_size=int(a("expert_feed_forward_length", 0)),
-        n_dense_layers=int(a("leading_dense_block_count", 0)),
-        kv_lora_rank=int(a("attention.kv_lora_rank", 0)),
-        qk_rope_head_dim=int(a("rope.dimension_count", 0)) if a("attention.kv_lora_rank") else 0,
-        sliding_window=a("attention.sliding_window"),
-        max_context=a("context_length"),
-        tensors=tb,
-    )
+    kv_rank = a("attention.kv_lora_rank", 0)
+    f: dict[str, Any] = {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv,
+        "head_dim": a("attention.key_length", _div(hidden, n_heads)),
+        "intermediate_size": a("feed_forward_length", _mul(4, hidden)),
+        "vocab_size": vocab,
+        "tied_embeddings": tb.head_bytes == 0,
+        "n_experts": a("expert_count", 0),
+        "n_experts_per_token": a("expert_used_count", 0),
+        "n_shared_experts": a("expert_shared_count", 0),
+        "moe_intermediate_size": a("expert_feed_forward_length", 0),
+        "n_dense_layers": a("leading_dense_block_count", 0),
+        "kv_lora_rank": kv_rank,
+        "qk_rope_head_dim": a("rope.dimension_count", 0) if kv_rank else 0,
+        "sliding_window": a("attention.sliding_window"),
+        "max_context": a("context_length"),
+        "tensors": tb,
+    }
+    # Checked like a config.json: a negative block count or a string width is refused here.
+    return _from_fields(name, f"GGUF {path.name} ({tb.dtype_summary})", f)
+
+
+def _div(a: Any, b: Any) -> Any:
+    return a // b if isinstance(a, int) and isinstance(b, int) and b > 0 else None
+
+
+def _mul(k: int, a: Any) -> Any:
+    return k * a if isinstance(a, int) else None

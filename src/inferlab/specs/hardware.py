@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass, replace
@@ -93,18 +94,28 @@ def load_this_machine() -> HardwareSpec:
             f"no measurement of this machine yet: run `inferlab probe` first (it saves {path})"
         )
     try:
-        d = json.loads(path.read_text())
-        return HardwareSpec(
+        d = json.loads(path.read_text(encoding="utf-8"))
+        hw = HardwareSpec(
             key=THIS_MACHINE,
-            name=d["name"],
+            name=str(d["name"]),
             bandwidth_bytes_per_s=float(d["bandwidth_bytes_per_s"]),
             memory_bytes=float(d["memory_bytes"]),
             interconnect_bytes_per_s=0.0,
-            flops_per_s={k: float(v) for k, v in d["flops_per_s"].items()},
-            source=d["source"],
+            flops_per_s={str(k): float(v) for k, v in d["flops_per_s"].items()},
+            source=str(d["source"]),
         )
-    except (KeyError, ValueError, TypeError) as e:
-        raise SpecError(f"{path} is damaged ({e}); run `inferlab probe` again") from e
+    except (KeyError, ValueError, TypeError, AttributeError, RecursionError, OSError) as e:
+        # ValueError covers bad JSON and a file that is not UTF-8 text
+        raise SpecError(f"{path} is damaged ({_short(e)}); run `inferlab probe` again") from e
+    figures = [hw.bandwidth_bytes_per_s, hw.memory_bytes, *hw.flops_per_s.values()]
+    if not all(math.isfinite(x) and x > 0 for x in figures):
+        raise SpecError(f"{path} is damaged (a figure is not positive); run `inferlab probe` again")
+    return hw
+
+
+def _short(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}".splitlines()[0]
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def get_hardware(name: str) -> HardwareSpec:

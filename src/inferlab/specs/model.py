@@ -158,6 +158,18 @@ _INT_FIELDS = {
 }
 
 
+MAX_FIELD = 10**9  # no real layer count, width, vocabulary or context comes near
+
+
+def _whole_in_range(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_FIELD
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _load_presets() -> dict[str, dict[str, Any]]:
     text = resources.files("inferlab.specs").joinpath("data/models.toml").read_text()
     return tomllib.loads(text)
@@ -176,9 +188,15 @@ def _from_fields(name: str, source: str, f: dict[str, Any]) -> ModelSpec:
     if missing:
         raise SpecError(f"{source}: missing or zero {', '.join(missing)}")
     for k, v in f.items():
-        if k in _INT_FIELDS and v is not None and (not isinstance(v, int) or v < 0):
-            raise SpecError(f"{source}: {k} must be a non-negative whole number, got {v!r}")
+        if k in _INT_FIELDS and v is not None and not _whole_in_range(v):
+            raise SpecError(
+                f"{source}: {k} must be a whole number from 0 to {MAX_FIELD:g}, got {_short(v)}"
+            )
     f = dict(f)
+    if f.get("n_dense_layers", 0) > f["n_layers"]:
+        raise SpecError(f"{source}: more leading dense layers than layers")
+    if f.get("n_experts_per_token", 0) > f.get("n_experts", 0):
+        raise SpecError(f"{source}: more experts per token than experts")
     f.setdefault("n_kv_heads", f["n_heads"])
     f.setdefault("head_dim", f["hidden_size"] // f["n_heads"])
     return ModelSpec(name=name, source=source, **f)
@@ -207,11 +225,17 @@ def from_hf_config(path: Path) -> ModelSpec:
     """Read a config.json (or a folder holding one) offline; no remote code runs."""
     cfg_path = path / "config.json" if path.is_dir() else path
     try:
-        cfg = json.loads(cfg_path.read_text())
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
     except FileNotFoundError as e:
         raise SpecError(f"{cfg_path}: no such file") from e
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{cfg_path}: not a text file (byte {e.start} is not UTF-8)") from e
     except json.JSONDecodeError as e:
         raise SpecError(f"{cfg_path}: not valid JSON ({e.msg} at line {e.lineno})") from e
+    except RecursionError as e:
+        raise SpecError(f"{cfg_path}: not a config.json (JSON nested too deeply)") from e
+    except OSError as e:
+        raise SpecError(f"{cfg_path}: cannot read ({e.strerror})") from e
     if not isinstance(cfg, dict):
         raise SpecError(f"{cfg_path}: expected a JSON object")
     if "text_config" in cfg and isinstance(cfg["text_config"], dict):
@@ -269,7 +293,9 @@ def _optional_fields(get: Callable[..., Any], f: dict[str, Any]) -> None:
             "v_head_dim",
         ):
             f[k] = get(k, default=0)
-        f["head_dim"] = f["qk_nope_head_dim"] + f["qk_rope_head_dim"]
+        nope, rope = f["qk_nope_head_dim"], f["qk_rope_head_dim"]
+        if _whole_in_range(nope) and _whole_in_range(rope):  # else refused by _from_fields
+            f["head_dim"] = nope + rope
     window = get("sliding_window")
     if window and get("use_sliding_window", default=True):
         f["sliding_window"] = window

@@ -4,7 +4,7 @@ Token j of a request is written at t_recv + ttft + sum(gaps[:j]) on an
 absolute schedule (no drift from cumulative sleeps). Every `slow_every`-th gap
 is `slow_factor` x tpot, so the gap distribution has a known tail. The model
 name picks a misbehaviour: early-stop, multi-token, error-mid-stream,
-http-429, drop, malformed, split-utf8, over-max. /tokenize counts one token
+http-429, drop, malformed, split-utf8, over-max, endless (never ends). /tokenize counts one token
 per whitespace-separated word, and usage.prompt_tokens agrees with it.
 
     python -m inferlab.testing.fake_server --port 0 --ttft 0.05 --tpot 0.02
@@ -39,7 +39,11 @@ SCENARIOS = (
     "malformed",
     "split-utf8",
     "over-max",
+    "endless",
 )
+# "endless" keeps streaming past max_tokens with no finish_reason and no [DONE]; it stops
+# only when the client hangs up (or after this many tokens, so no test can hang on it).
+ENDLESS_CAP_TOKENS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +124,8 @@ def make_app(script: Script, metrics: str = "none") -> web.Application:
         per_event = 2 if model == "multi-token" else 1
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
+        if model == "endless":
+            return await _endless(resp, script, model, api, t_recv)
         offsets = script.token_offsets_s(n)
         sent = 0
         for j in range(0, n, per_event):
@@ -180,6 +186,18 @@ def make_app(script: Script, metrics: str = "none") -> web.Application:
     app.router.add_get("/health", lambda _: _ok())
     app.router.add_get("/debug/log", debug_log)
     return app
+
+
+async def _endless(
+    resp: web.StreamResponse, script: Script, model: str, api: str, t_recv: float
+) -> web.StreamResponse:
+    """Tokens on the script's schedule, past any max_tokens, never a finish or [DONE]."""
+    with contextlib.suppress(ConnectionError):
+        for j in range(ENDLESS_CAP_TOKENS):
+            due = t_recv + script.ttft_s + j * script.tpot_s
+            await asyncio.sleep(max(due - time.perf_counter_ns() / 1e9, 0.0))
+            await resp.write(_chunk(model, api, " tok", None, None))
+    return resp
 
 
 async def _ok() -> web.Response:

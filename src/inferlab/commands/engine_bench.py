@@ -1,0 +1,134 @@
+"""`inferlab engine-bench`: the engine alone (llama.cpp's own benchmarks), no HTTP, no scheduler.
+
+The middle column between the floor and a served TPOT: the step time per batch
+from llama-batched-bench and the lone prefill and generation (with their
+run-to-run noise) from llama-bench, with the same model, threads, context and
+lengths as a sweep. The result goes to DIR/engine_bench.json, which
+`inferlab bench --engine-baseline DIR` reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from inferlab.commands.common import TIME, int_list
+from inferlab.errors import InferlabError
+
+QUICK_MAX_BATCH = 4
+QUICK_OUTPUT_TOKENS = 32
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "engine-bench", help="llama.cpp's own step time per batch and prefill (no server)"
+    )
+    p.add_argument("--gguf", type=Path, help="the model file (the bundled SmolLM2 if omitted)")
+    p.add_argument("--threads", type=int, help="threads, as the server's (all cores but one)")
+    p.add_argument("--batch", type=int_list, default=[1, 2, 4, 8, 16], help="1,2,4,8,16")
+    p.add_argument("--prompt", type=int, default=32, help="prompt tokens per sequence (32)")
+    p.add_argument("--output", type=int, default=128, help="generated tokens per sequence (128)")
+    p.add_argument("--ctx-per-slot", type=int, help="KV cells per sequence (prompt+output+64)")
+    p.add_argument("--repetitions", type=int, default=3, help="llama-bench repetitions (3)")
+    p.add_argument(
+        "--passes", type=int, default=2, help="batched-bench passes, the fastest kept (2)"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"batches <= {QUICK_MAX_BATCH}, {QUICK_OUTPUT_TOKENS} output tokens, 2 repetitions",
+    )
+    p.add_argument("--timeout", type=TIME, default=600.0, help="both binaries in all (600s)")
+    p.add_argument("--bin-dir", type=Path, help="folder holding the llama.cpp binaries")
+    p.add_argument("--out", type=Path, help="results folder (results/engine-<time>)")
+    p.add_argument("--overwrite", action="store_true", help="replace DIR/engine_bench.json")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(run=run)
+
+
+def config_from(args: argparse.Namespace) -> Any:
+    from inferlab.engines.bundled import smollm2_gguf_path
+    from inferlab.engines.llama_bench import EngineBenchConfig
+
+    batches, output, reps = tuple(args.batch), args.output, args.repetitions
+    if args.quick:
+        batches = tuple(b for b in batches if b <= QUICK_MAX_BATCH) or (min(batches),)
+        output, reps = min(output, QUICK_OUTPUT_TOKENS), 2
+    if args.threads is not None and args.threads < 1:
+        raise InferlabError("--threads must be >= 1")
+    return EngineBenchConfig(
+        gguf=args.gguf or smollm2_gguf_path(),
+        threads=args.threads or max(1, (os.cpu_count() or 2) - 1),
+        batches=batches,
+        prompt_tokens=args.prompt,
+        output_tokens=output,
+        ctx_per_slot=args.ctx_per_slot or args.prompt + output + 64,
+        repetitions=reps,
+        passes=args.passes,
+        timeout_s=args.timeout,
+        bin_dir=args.bin_dir,
+    )
+
+
+def result_lines(eb: Any) -> list[str]:
+    """The result as the console shows it: one row per batch, then the lone runs and noise."""
+    head = ("batch", "step ms", "spread", "noise ms", "tok/s total", "prefill s", "prefill tok/s")
+    rows = [
+        f"{head[0]:>5}  {head[1]:>8}  {head[2]:>6}  {head[3]:>8}  {head[4]:>11}  {head[5]:>9}  "
+        f"{head[6]:>13}"
+    ]
+    for s in eb.steps:
+        rows.append(
+            f"{s.batch:>5}  {s.step_time_s * 1e3:>8.1f}  {s.spread_rel:>6.1%}  "
+            f"{eb.noise_s(s.batch) * 1e3:>8.2f}  {s.tokens_per_s_total:>11.1f}  "
+            f"{s.prefill_s:>9.3f}  {s.prefill_tokens_per_s:>13.1f}"
+        )
+    pp, tg = eb.prefill, eb.decode
+    passes = "/".join(str(len(s.step_samples_s)) for s in eb.steps)
+    budget = ", budget reached" if any(r.timed_out for r in eb.runs) else ""
+    rows += [
+        f"lone prefill ({pp.test}): {pp.mean_s:.3g} s +- {pp.stddev_s:.2g} s "
+        f"({pp.tokens_per_s:.0f} tok/s, {len(pp.samples_s)} runs)",
+        f"lone generation ({tg.test}): {tg.per_token_s * 1e3:.2f} ms per token +- "
+        f"{tg.rel_stddev:.1%} ({len(tg.samples_s)} runs)",
+        f"step: the fastest of the passes ({passes} per batch{budget}); noise: the larger of "
+        f"{eb.noise_rel:.1%} (2 stddev of the lone repeats, or the tools' batch-1 "
+        "disagreement) and the spread of the passes",
+        f"CPU: the engine got {eb.cpu_fraction:.0%} of its {eb.threads} thread(s)' time",
+    ]
+    return rows
+
+
+def out_folder(args: argparse.Namespace) -> Path:
+    from inferlab.engines.llama_bench import RESULT_NAME
+
+    out: Path = args.out or Path("results") / time.strftime("engine-%Y%m%d-%H%M%S")
+    if out.exists() and not out.is_dir():
+        raise InferlabError(f"--out {out} is a file; give a folder (it is created if missing)")
+    if (out / RESULT_NAME).exists() and not args.overwrite:
+        raise InferlabError(
+            f"--out {out} already holds {RESULT_NAME}; add --overwrite or choose another folder"
+        )
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.engines.llama_bench import RESULT_NAME, batched_command, run_engine_bench
+    from inferlab.jsonio import dumps, write_json
+
+    cfg = config_from(args)
+    out = out_folder(args)
+    say = sys.stderr if args.json else sys.stdout
+    print(f"engine alone: {' '.join(batched_command(cfg)[1:])} (+ llama-bench)", file=say)
+    eb = run_engine_bench(cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / RESULT_NAME, eb)
+    print("\n".join(result_lines(eb)), file=say)
+    print(f"saved: {out / RESULT_NAME} (use: inferlab bench --engine-baseline {out})", file=say)
+    if args.json:
+        print(dumps(eb))
+    return 0

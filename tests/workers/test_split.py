@@ -1,0 +1,42 @@
+"""A level divided among workers: streams, requests and warm-up, with unique request ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferlab.bench.drive import split_counts, split_level
+from inferlab.bench.workload import Prompt
+
+
+def _prompts(n: int) -> list[Prompt]:
+    return [Prompt(f"prompt {i}", 8) for i in range(n)]
+
+
+@pytest.mark.parametrize(("total", "parts"), [(1024, 4), (10, 4), (3, 8), (0, 2), (7, 1)])
+def test_counts_add_up_and_differ_by_at_most_one(total: int, parts: int) -> None:
+    counts = split_counts(total, parts)
+    assert sum(counts) == total and len(counts) == parts
+    assert max(counts) - min(counts) <= 1
+
+
+def test_concurrency_1024_over_4_workers_is_256_each() -> None:
+    shares = split_level("concurrency", 1024, "c=1024", _prompts(2048 + 1024), 1024, 100, 4)
+    assert [s.value for s in shares] == [256] * 4
+    assert [s.warmup for s in shares] == [256] * 4
+    ids = [s.first_id + i for s in shares for i in range(len(s.prompts))]
+    assert ids == list(range(100, 100 + 3072))  # unique, contiguous, none lost
+    assert {s.level_label for s in shares} == {"c=1024"}
+
+
+def test_fewer_streams_than_workers_uses_fewer_workers() -> None:
+    shares = split_level("concurrency", 2, "c=2", _prompts(10), 2, 0, 4)
+    assert len(shares) == 2 and [s.value for s in shares] == [1, 1]
+
+
+def test_rate_is_divided_evenly_and_ids_stay_unique() -> None:
+    shares = split_level("rate", 200.0, "rate=200/s", _prompts(101), 2, 0, 16)
+    assert len(shares) == 16
+    assert sum(s.value for s in shares) == pytest.approx(200.0)
+    assert sum(len(s.prompts) for s in shares) == 101
+    seen = [s.first_id + i for s in shares for i in range(len(s.prompts))]
+    assert len(set(seen)) == 101
