@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 def render_watch_if_recorded(d: Path) -> bool:
     """A recorded `inferlab watch` in the folder: print its summary and render watch.html."""
+    from inferlab.errors import InferlabError
     from inferlab.report.watch import find_watch_record, render_watch, summary_lines
     from inferlab.watch.record import read_record
 
