@@ -91,6 +91,17 @@ def _quantiles(h: Histogram | None) -> tuple[float | None, float | None]:
     return (h.quantile(0.5), h.quantile(0.99)) if h is not None and h.count > 0 else (None, None)
 
 
+def _timely(samples: list[Sample]) -> list[Snapshot]:
+    """Snapshots whose time is known well enough to divide by: the server read its counters
+    somewhere inside the request's round trip, so a slow scrape (a loaded machine) is left
+    out of the step-time window: round trip > max(20 ms, 3 x the level's median)."""
+    got = [(s.snapshot, 2 * (s.snapshot.t_mono_s - s.t_mono_s)) for s in samples if s.snapshot]
+    if not got:
+        return []
+    limit = max(0.02, 3 * statistics.median(rt for _, rt in got))
+    return sorted((snap for snap, rt in got if rt <= limit), key=lambda x: x.t_mono_s)
+
+
 def _resets(snaps: list[Snapshot]) -> bool:
     return any(delta(a, b).reset for a, b in zip(snaps, snaps[1:], strict=False))
 
@@ -106,7 +117,7 @@ def summarize_server_level(
     reset = _resets(snaps)
     d = delta(first, last)
     c = {k: (None if reset else v) for k, v in d.counters.items()}
-    win, full = decode_window(snaps, target_running)
+    win, full = decode_window(_timely(samples), target_running)
     step_s, win_s, win_running = (None, None, None) if reset else _step_time(win)
     read, flops = c["estimated_read_bytes"], c["estimated_flops"]
     running = _gauge(snaps, "running")
