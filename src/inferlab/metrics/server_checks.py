@@ -13,8 +13,7 @@ import dataclasses
 from typing import Any
 
 from inferlab.metrics.checks import warning
-from inferlab.physics.decode import decode_point
-from inferlab.physics.measured import utilisation
+from inferlab.metrics.compare import compare_at
 from inferlab.servermetrics.level import summarize_server_level
 from inferlab.servermetrics.sampler import Sample
 from inferlab.specs.cost import ModelCost
@@ -43,32 +42,8 @@ def server_floor(
         return None
     batch = max(1, round(srv.decode_running_mean))
     context = int(workload[0] + workload[1] / 2)
-    p = decode_point(cost, hw, batch, context)
-    u = utilisation(
-        p.bytes_per_step,
-        p.flops_per_step,
-        srv.step_time_s,
-        hw.bandwidth_bytes_per_s,
-        hw.peak_flops(cost.compute_dtype),
-        p.step_time_s,
-    )
-    return FloorComparison(
-        floor_batch=batch,
-        floor_context_tokens=context,
-        bytes_per_step=p.bytes_per_step,
-        flops_per_step=p.flops_per_step,
-        predicted_step_time_s=p.step_time_s,
-        predicted_bound=p.step.bound,
-        ceiling_tokens_per_s_per_user=p.tokens_per_s_per_user,
-        predicted_tokens_per_s_total=p.tokens_per_s_total,
-        measured_step_time_s=srv.step_time_s,
-        achieved_bandwidth_bytes_per_s=u.achieved_bandwidth_bytes_per_s,
-        achieved_flops_per_s=u.achieved_flops_per_s,
-        mbu=u.mbu,
-        mfu=u.mfu,
-        measured_over_floor=srv.step_time_s / p.step_time_s,
-        mbu_basis="server_steps",
-    )
+    d = compare_at(cost, hw, batch, context, srv.step_time_s)
+    return dataclasses.replace(d, mbu_basis="server_steps")
 
 
 def _scrape_failure(samples: list[Sample], label: str) -> list[RunWarning]:
