@@ -12,6 +12,10 @@ at concurrency 1, 64 and 512, in one run:
   - the event loop used (uvloop when installed, else asyncio).
 
     uv run python benchmarks/client_overhead.py [--tokens 200] [--requests 64]
+
+With --metrics vllm (or llamacpp) the fake server also publishes /metrics, so
+the bench scrapes it at 4 Hz beside every level: run both ways to see whether
+scraping moves the client's numbers.
 """
 
 from __future__ import annotations
@@ -132,6 +136,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tokens", type=int, default=200)
     p.add_argument("--requests", type=int, default=64)
+    p.add_argument("--metrics", choices=["none", "llamacpp", "vllm"], default="none")
     p.add_argument(
         "--workers",
         action="store_true",
@@ -143,7 +148,7 @@ def main() -> None:
         return
     rows = []
     with (
-        running_fake_server(ttft=0.0, tpot=0.0, slow_every=0) as url,
+        running_fake_server(ttft=0.0, tpot=0.0, slow_every=0, metrics=a.metrics) as url,
         tempfile.TemporaryDirectory() as tmp,
     ):
         libs = compare_libraries(url, a.tokens)
@@ -162,7 +167,10 @@ def main() -> None:
     print("HTTP library, same streaming loop at concurrency 64 (events per client CPU-second):")
     for lib, rate in libs:
         print(f"  {lib:<8} {rate:>10.0f}")
-    print(f"client overhead, fake server at full speed, {a.tokens} tokens/request, loop: {loop}")
+    print(
+        f"client overhead, fake server at full speed, {a.tokens} tokens/request, loop: {loop}, "
+        f"/metrics: {a.metrics}"
+    )
     print(
         f"{'conc':>5} {'tokens':>8} {'tok/CPU-s':>10} {'tok/wall-s':>11} {'late p50 ms':>12} "
         f"{'late p99 ms':>12} {'lag p99 ms':>11} {'failed':>7}"

@@ -37,7 +37,9 @@ _VERBS = {
     "simulate": "simulate",
     "plan": "plan",
     "drill": "drill",
+    "scrape": "scrape",
     "engine-bench": "engine_bench",
+    "watch": "watch",
 }
 
 # A value that starts with "-" but is a number to a human: -1, -1/s, -.5, -1e3, -inf, -16GB.

@@ -199,6 +199,50 @@ class FloorComparison(JsonRecord):
     mbu: float | None = optional()
     mfu: float | None = optional()
     measured_over_floor: float | None = optional()
+    # "server_steps": measured step time and batch from the server's /metrics;
+    # "client_tpot": the client's TPOT p50 at its mean active streams
+    mbu_basis: str | None = optional()
+    mbu_client_tpot: float | None = optional()  # the client-basis MBU, kept beside
+    engine_estimated_read_bytes_per_step: float | None = optional()  # vLLM, all devices
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerLevelMetrics(JsonRecord):
+    """The server's own books for one level, from its /metrics (servermetrics/level.py).
+    None: the engine does not publish it (never 0 for "unknown")."""
+
+    dialect: str
+    samples: int  # good snapshots in the level, start and end included
+    failed_scrapes: int
+    sample_rate_hz: float | None
+    counter_reset: bool  # a counter went down: the server restarted mid-level
+    steps: float | None
+    step_time_s: float | None  # wall time / steps where every stream decoded
+    steps_per_s: float | None
+    step_window_s: float | None
+    step_window_full_batch: bool  # that window had the level's whole batch running
+    decode_running_mean: float | None  # mean running requests inside the window
+    tokens_per_step: float | None  # generated tokens / steps over the level
+    running_mean: float | None
+    running_max: float | None
+    waiting_max: float | None
+    kv_cache_usage_max: float | None
+    kv_capacity_tokens: float | None
+    generation_tokens: float | None
+    prompt_tokens: float | None
+    preemptions: float | None
+    prefix_cache_hit_tokens: float | None
+    prefix_cache_query_tokens: float | None
+    spec_accepted_tokens: float | None
+    spec_draft_tokens: float | None
+    ttft_p50_s: float | None
+    ttft_p99_s: float | None
+    itl_p50_s: float | None
+    itl_p99_s: float | None
+    e2e_p50_s: float | None
+    e2e_p99_s: float | None
+    estimated_read_bytes_per_step: float | None  # vLLM --enable-mfu-metrics, per GPU
+    estimated_flops_per_step: float | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,6 +312,7 @@ class LevelSummary(JsonRecord):
     injected_requests: int | None = optional()  # simulated
     interrupted: bool | None = optional()  # measured
     comparison: FloorComparison | None = flat(FloorComparison)
+    server: ServerLevelMetrics | None = optional(ServerLevelMetrics.from_json)  # its /metrics
     workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
     engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
     rest: dict[str, Any] = rest()

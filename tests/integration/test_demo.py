@@ -55,6 +55,8 @@ def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.Monk
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "http" not in html.split("<body>")[1][:2000]
     assert "Bound:" in stdout and "Floor:" in stdout and "Batching bought" in stdout
+    # `inferlab watch` ran beside the sweep (issue 11): its record, and MBU over time in the report
+    assert (out / "watch.jsonl").stat().st_size > 0 and "over time (watch)" in html
 
     # `inferlab report` re-renders the same folder from saved records.
     (out / "report.html").unlink()

@@ -6,6 +6,7 @@ after every level, so Ctrl-C or a crash keeps everything that finished.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import platform
 import sys
@@ -57,6 +58,7 @@ from inferlab.summary import (
 class Floor:
     cost: ModelCost
     hardware: HardwareSpec
+    devices: int = 1  # tensor-parallel devices in `hardware` (engines count bytes per GPU)
 
 
 @dataclass(slots=True)
@@ -83,6 +85,8 @@ class BenchConfig:
     floor: Floor | None = None
     command: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the demo's server/probe facts
+    scrape: bool = True  # read the server's /metrics beside each level when it answers
+    metrics_url: str | None = None  # default: <server root>/metrics
     workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
     engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
 
@@ -139,6 +143,13 @@ def _level_block(
         ceiling = decode_point(fl.cost, fl.hardware, 1, cfg.prompt_tokens).tokens_per_s_per_user
     expected_prompt = cfg.prompt_tokens + int(cfg.extra.get("prompt_template_tokens", 0))
     warns = check_level(s, run.records, expected_prompt, ceiling, client, cfg.lag_threshold_s)
+    if run.server_samples is not None:  # the server's own books (servermetrics/)
+        from inferlab.metrics.server_checks import attach_server
+
+        target = int(lv.value) if lv.kind == "concurrency" else None
+        workload = (cfg.prompt_tokens, cfg.output_tokens)
+        s, more = attach_server(s, run.server_samples, target, cfg.floor, workload)
+        warns += more
     return s, warns
 
 
@@ -154,6 +165,7 @@ class RunState:
     runs: list[LevelRun] = field(default_factory=list)
     warnings: list[RunWarning] = field(default_factory=list)
     interrupted: bool = False
+    sampler: Any = None  # servermetrics.sampler.MetricsSampler while /metrics answers
     fleet: Fleet | None = None  # bench --workers / --ray
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
 
@@ -230,6 +242,29 @@ def _clock_block(state: RunState) -> dict[str, Any]:
     return block
 
 
+async def _start_sampler(state: RunState, root_url: str) -> None:
+    """The /metrics sampler, or a warning saying why not: metrics never fail a run."""
+    cfg = state.cfg
+    if not cfg.scrape:
+        return
+    from inferlab.metrics.server_checks import metrics_unavailable
+    from inferlab.servermetrics.sampler import start_sampler
+    from inferlab.servermetrics.scrape import metrics_url
+
+    url = metrics_url(cfg.metrics_url or root_url)
+    state.sampler, why = await start_sampler(url, cfg.out_dir / "server_metrics.jsonl")
+    if why is not None:
+        explicit = cfg.metrics_url is not None
+        state.warnings.append(metrics_unavailable(why.warning_code, str(why), explicit))
+
+
+def _stop_sampler(state: RunState) -> None:
+    if state.sampler is not None:
+        state.sampler.close()
+        if state.runs and state.runs[-1].server_samples is None:  # a level cut short
+            state.runs[-1].server_samples = state.sampler.collected()
+
+
 def write_summary(path: Path, summary: RunSummary) -> None:
     write_json(path, summary)  # atomic: a crash never leaves half a summary
 
@@ -259,10 +294,14 @@ async def _run_one_level(
     hooks.level_start(level, n)
     run = LevelRun(level)
     state.runs.append(run)
+    if state.sampler is not None:
+        await asyncio.to_thread(state.sampler.begin, level.label)
     if state.fleet is not None:
         await state.fleet.run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
     else:
         await run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+    if state.sampler is not None:
+        run.server_samples = await asyncio.to_thread(state.sampler.end)
     return n
 
 
@@ -302,6 +341,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
             max_in_flight=limit,
             root_url=info.root_url,
         )
+        await _start_sampler(state, info.root_url)
         next_id = 0
         try:
             if cfg.workers.enabled:
@@ -321,6 +361,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
                 state.clocks = await state.fleet.close()
                 state.warnings.extend(clock_warnings(state.clocks))
             writer.close()
+            _stop_sampler(state)
             summary = build_summary(state)
             write_summary(summary_path, summary)
     return BenchResult(summary, state.runs, summary_path, records_path)

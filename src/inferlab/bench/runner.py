@@ -43,6 +43,7 @@ class LevelRun:
     client_cpu_s: float = 0.0
     loop_lag_s: list[float] = field(default_factory=list)
     interrupted: bool = False
+    server_samples: list[Any] | None = None  # /metrics scrapes (servermetrics.sampler.Sample)
     workers: list[Any] = field(default_factory=list)  # drive.WorkerOutcome, when several ran it
 
 

@@ -113,6 +113,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "or ray://head:10001; needs the ray extra",
     )
     add_bench_args(p)
+    m = p.add_argument_group("the server's own metrics (Prometheus /metrics)")
+    m.add_argument("--metrics-url", help="where /metrics is (default: the server root's)")
+    m.add_argument("--no-scrape", action="store_true", help="do not read the server's /metrics")
     g = p.add_argument_group("floor to compare against")
     g.add_argument("--floor-model", help="preset, config.json or .gguf")
     g.add_argument("--floor-gguf", help="the served GGUF file (real tensor bytes)")
@@ -143,7 +146,7 @@ def resolve_floor(args: argparse.Namespace) -> Any:
     hw = hardware_from(
         args.floor_hardware, args.floor_bandwidth, args.floor_flops, tp=args.floor_tp
     )
-    return Floor(cost, hw)
+    return Floor(cost, hw, args.floor_tp)
 
 
 MIN_RATE_PER_S, MAX_RATE_PER_S = 1e-3, 1e6
@@ -248,6 +251,8 @@ def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) 
         out_dir=out,
         floor=floor,
         command=["inferlab", *sys.argv[1:]],
+        scrape=not args.no_scrape,
+        metrics_url=args.metrics_url,
         engine=engine,
         workers=worker_options(args, levels, floor),
     )

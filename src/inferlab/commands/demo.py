@@ -39,12 +39,20 @@ ENGINE_TIMEOUT_S, ENGINE_TIMEOUT_QUICK_S = 300.0, 90.0
 class _WatchServer(ProgressHooks):
     """Progress bars, and a clear stop if the server dies mid-sweep."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, watch: Any = None) -> None:
         super().__init__()
         self.server = server
+        self.watch = watch  # inferlab watch beside the sweep: its live numbers on the bar
+        self.label = ""
+
+    def level_start(self, level: Any, total: int) -> None:
+        super().level_start(level, total)
+        self.label = f"{level.label:>10}"
 
     def request_done(self, rec: Any) -> None:
         super().request_done(rec)
+        if self.watch is not None and self.task is not None:
+            self.progress.update(self.task, description=f"{self.label} · {self.watch.status()}")
         if rec.error and not self.server.alive():
             raise InferlabError(
                 f"llama-server crashed mid-sweep (exit code {self.server.proc.returncode}); "
@@ -209,7 +217,13 @@ def _serve_and_sweep(
             extra=extra,
             engine=engine,
         )
-        return execute(cfg, no_plots=True, hooks=_WatchServer(srv))
+        from inferlab.watch.background import BackgroundWatch
+        from inferlab.watch.derive import Physics
+
+        # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
+        physics = Physics(floor.cost, floor.hardware, None, floor.devices)
+        with BackgroundWatch(srv.base_url, physics, args.out / "watch.jsonl", 0.5, 3.0) as w:
+            return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -242,6 +256,9 @@ def _demo_in(args: argparse.Namespace) -> int:
     engine, facts = engine_alone(args, gguf, threads, levels, out_tokens, args.out)
     result = _serve_and_sweep(args, gguf, floor, _extra(pr, threads, cores) | facts, engine)
     print("4/4 report")
+    from inferlab.commands.report import render_watch_if_recorded
+
+    render_watch_if_recorded(args.out)  # watch.png first, so report.html shows MBU over time
     for line in read_sweep(result.summary):
         print("  " + line)
     report = render_run(args.out, result.summary)

@@ -69,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = []
     for d in args.dirs:
+        # a recorded watch renders first, so a run's report.html can show it (the demo's)
+        if render_watch_if_recorded(d) and not (d / "summary.json").exists():
+            continue  # a folder holding only a `watch --record` file
         summary = load_summary(d)
         kind = "simulated" if summary.simulated else "measured"
         print(f"== {d} ({kind})")
@@ -82,3 +85,22 @@ def run(args: argparse.Namespace) -> int:
 
         print(f"side by side: {compare_runs(loaded, args.compare)}")
     return 0
+
+
+def render_watch_if_recorded(d: Path) -> bool:
+    """A recorded `inferlab watch` in the folder: print its summary and render watch.html."""
+    from inferlab.errors import InferlabError
+    from inferlab.report.watch import find_watch_record, render_watch, summary_lines
+    from inferlab.watch.record import read_record
+
+    record = find_watch_record(d) if d.is_dir() else None
+    if record is None:
+        return False
+    header, frames = read_record(record)
+    if not frames:
+        raise InferlabError(f"{record}: a watch header but no frames (did it stop at once?)")
+    print(f"== {d} (watch)")
+    for line in summary_lines(header, frames):
+        print(line)
+    print(f"report: {render_watch(d, record)}")
+    return True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inferlab.summary import RunSummary
+from inferlab.summary import RunSummary, ServerLevelMetrics
 
 
 def _ms(x: float | None) -> str:
@@ -45,7 +45,30 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
             ]
         )
     _insert_floor_engine(summary, head, rows)
+    if any(lv.server for lv in summary.levels):  # the server's own books, beside
+        head += ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
+        for row, lv in zip(rows, summary.levels, strict=True):
+            row += server_cells(lv.server)
     return head, rows
+
+
+def server_cells(srv: ServerLevelMetrics | None) -> list[str]:
+    """steps/s, tokens per step, running mean/max, peak KV use; '-' where not published."""
+    if srv is None:
+        return ["-"] * 4
+
+    def num(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    running = "-"
+    if srv.running_mean is not None and srv.running_max is not None:
+        running = f"{srv.running_mean:.1f}/{srv.running_max:g}"
+    return [
+        num(srv.steps_per_s, ".1f"),
+        num(srv.tokens_per_step, ".2f"),
+        running,
+        num(srv.kv_cache_usage_max, ".1%"),
+    ]
 
 
 def _insert_floor_engine(summary: RunSummary, head: list[str], rows: list[list[str]]) -> None:

@@ -39,6 +39,16 @@ def _kv_table(rows: list[tuple[str, str]]) -> str:
     return f"<table>{body}</table>"
 
 
+def _server_section(out_dir: Path) -> str:
+    img = _img(out_dir / "server.png")
+    if not img:
+        return ""
+    return (
+        "<h2>The server's own view (its /metrics)</h2><p>Running and waiting requests and "
+        "KV use as the engine counted them; grey lines mark where each level began.</p>" + img
+    )
+
+
 def render_html(
     summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
@@ -54,6 +64,8 @@ def render_html(
     )
     cmd = " ".join(summary.command)
     raw = html.escape(dumps(summary, indent=1)[:200_000])
+    watch = out_dir / "watch.png"  # a recorded `inferlab watch` beside the run (the demo's)
+    watch_html = f"<h2>MBU and MFU over time (watch)</h2>{_img(watch)}" if watch.exists() else ""
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>inferlab report</title><style>{_CSS}</style></head><body>
 <h1>inferlab: the decode phase, measured</h1>
@@ -64,6 +76,8 @@ def render_html(
 {_img(out_dir / "throughput_vs_tpot.png")}
 <h2>Inter-token gaps and their tail</h2>{_img(out_dir / "gap_cdf.png")}
 <h2>MBU per level</h2>{_img(out_dir / "mbu.png")}
+{watch_html}
+{_server_section(out_dir)}
 {_time_split(out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
 <h2>Setup, floor and versions</h2>{_kv_table(facts)}

@@ -149,6 +149,62 @@ def mbu_per_level(summary: RunSummary, path: Path) -> Path | None:
     return path
 
 
+def server_timeline(samples: list[Any], path: Path) -> Path | None:
+    """Running and waiting requests and KV use over the run, as the server counted them,
+    with the levels' starts marked. `samples`: servermetrics.sampler.Sample, in file order."""
+    good = sorted((s for s in samples if s.snapshot), key=lambda s: s.snapshot.t_mono_s)
+    if not good:
+        return None
+    plt = _plt()
+    t0 = good[0].snapshot.t_mono_s
+    t = [s.snapshot.t_mono_s - t0 for s in good]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for name, style in (("running", "-"), ("waiting", "--")):
+        ys = [getattr(s.snapshot, name) for s in good]
+        if any(y is not None for y in ys):
+            ax.step(
+                t,
+                [float("nan") if y is None else y for y in ys],
+                style,
+                where="post",
+                label=f"{name} requests",
+            )
+    kv = [s.snapshot.kv_cache_usage for s in good]
+    if any(v is not None for v in kv):
+        ax2 = ax.twinx()
+        ax2.plot(
+            t,
+            [float("nan") if v is None else v * 100 for v in kv],
+            color="tab:green",
+            alpha=0.7,
+            label="KV cache used (%)",
+        )
+        ax2.set_ylabel("KV cache used (%)")
+        ax2.legend(loc="upper right", fontsize=8)
+    for s in good:
+        if s.mark == "start":
+            x = s.snapshot.t_mono_s - t0
+            ax.axvline(x, color="gray", alpha=0.4, lw=0.8)
+            ax.annotate(
+                s.level,
+                (x, 1),
+                xycoords=("data", "axes fraction"),
+                fontsize=7,
+                xytext=(2, -10),
+                textcoords="offset points",
+                color="gray",
+            )
+    ax.set_xlabel("time since the first scrape (s)")
+    ax.set_ylabel("requests")
+    ax.set_title("The server's own view: batch, queue and KV use per level")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def time_split(summary: RunSummary, path: Path) -> Path | None:
     """Per level, a stacked bar: floor / kernels (engine - floor) / serving (served - engine)."""
     splits = [(lv.label, lv.engine) for lv in summary.levels if lv.engine is not None]
@@ -214,6 +270,11 @@ def render_all(
     m = mbu_per_level(summary, out_dir / "mbu.png")
     if m:
         made.append(m)
+    from inferlab.servermetrics.sampler import read_samples
+
+    srv = server_timeline(read_samples(out_dir / "server_metrics.jsonl"), out_dir / "server.png")
+    if srv:
+        made.append(srv)
     split = time_split(summary, out_dir / "time_split.png")
     if split:
         made.append(split)

@@ -71,7 +71,8 @@ class Histogram:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Histogram:
-        buckets = tuple((float(b), float(c)) for b, c in d["buckets"])
+        # strict JSON writes the +Inf bound as null (jsonio): read it back as +Inf
+        buckets = tuple((math.inf if b is None else float(b), float(c)) for b, c in d["buckets"])
         return cls(buckets, float(d["count"]), float(d["sum"]))
 
 

@@ -83,7 +83,7 @@ def _chunk(
     return f"data: {json.dumps(obj, ensure_ascii=False)}\n\n".encode()
 
 
-def make_app(script: Script) -> web.Application:
+def make_app(script: Script, metrics: str = "none") -> web.Application:
     async def models(_: web.Request) -> web.Response:
         return web.json_response(
             {
@@ -170,7 +170,15 @@ def make_app(script: Script) -> web.Application:
         await resp.write_eof()
         return resp
 
+    if metrics != "none":  # /metrics in an engine's dialect (fake_metrics.py); else 404
+        from inferlab.testing import fake_metrics
+
+        engine = fake_metrics.FakeEngine(metrics, script.tpot_s)
+        completions = fake_metrics.metered(engine, completions, log)
+
     app = web.Application()
+    if metrics != "none":
+        app.router.add_get("/metrics", lambda _: fake_metrics.metrics_response(engine))
     app.router.add_get("/v1/models", models)
     app.router.add_post("/tokenize", tokenize)
     app.router.add_post("/v1/completions", completions)
@@ -196,8 +204,8 @@ async def _ok() -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-async def serve(script: Script, port: int) -> None:
-    runner = web.AppRunner(make_app(script), access_log=None)
+async def serve(script: Script, port: int, metrics: str = "none") -> None:
+    runner = web.AppRunner(make_app(script, metrics), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
     await site.start()
@@ -208,7 +216,7 @@ async def serve(script: Script, port: int) -> None:
 
 @contextlib.contextmanager
 def running_fake_server(
-    ttft: float = 0.05, tpot: float = 0.02, slow_every: int = 10
+    ttft: float = 0.05, tpot: float = 0.02, slow_every: int = 10, metrics: str = "none"
 ) -> Iterator[str]:
     """Start the fake server in its own process on a free port; yield its /v1 base URL."""
     proc = subprocess.Popen(
@@ -224,6 +232,8 @@ def running_fake_server(
             str(tpot),
             "--slow-every",
             str(slow_every),
+            "--metrics",
+            metrics,
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -247,9 +257,17 @@ def main() -> None:
     p.add_argument("--tpot", type=float, default=0.02)
     p.add_argument("--slow-every", type=int, default=10)
     p.add_argument("--slow-factor", type=float, default=3.0)
+    p.add_argument(
+        "--metrics",
+        choices=["none", "llamacpp", "vllm"],
+        default="none",
+        help="publish /metrics in this engine's dialect, its counters advanced by a step "
+        "clock at --tpot (none: /metrics is a 404)",
+    )
     a = p.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(Script(a.ttft, a.tpot, a.slow_every, a.slow_factor), a.port))
+        script = Script(a.ttft, a.tpot, a.slow_every, a.slow_factor)
+        asyncio.run(serve(script, a.port, a.metrics))
 
 
 if __name__ == "__main__":

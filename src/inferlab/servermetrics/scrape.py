@@ -1,0 +1,113 @@
+"""Fetch a server's /metrics and turn it into a Snapshot, or say exactly why not.
+
+Every failure is a typed `MetricsError` whose `warning_code` is the bench's
+warning (`no_server_metrics` for 404 / disabled / unreachable / timeout,
+`metrics_unparsable` for HTML or garbage): the caller records it and goes on.
+A snapshot's time is the midpoint of the request on time.perf_counter (the
+clock the bench stamps tokens with), because the server read its counters
+somewhere between our send and its answer.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.request
+from typing import TYPE_CHECKING
+
+from inferlab.servermetrics.dialects import MetricsError, MetricsUnparsable, parse_metrics
+from inferlab.servermetrics.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    import aiohttp
+
+MAX_BYTES = 16 << 20  # a /metrics page is tens of kB; more is not a metrics page
+
+
+class MetricsNotFound(MetricsError):
+    """HTTP 404: the server has no /metrics (or it lives on another port/path)."""
+
+
+class MetricsDisabled(MetricsError):
+    """The server has /metrics but it is switched off (llama-server without --metrics: 501)."""
+
+
+class MetricsTimeout(MetricsError):
+    """No answer within the timeout."""
+
+
+class MetricsUnreachable(MetricsError):
+    """Connection refused or reset, DNS failure, other HTTP errors."""
+
+
+def metrics_url(url: str) -> str:
+    """The /metrics URL for a server root, an OpenAI /v1 base, or a /metrics URL itself."""
+    u = url.strip().rstrip("/")
+    if u.endswith("/metrics"):
+        return u
+    if u.endswith("/v1"):
+        u = u[: -len("/v1")]
+    return f"{u}/metrics"
+
+
+def classify(url: str, status: int, body: str, content_type: str) -> None:
+    """Raise the typed error a non-metrics answer deserves; return for a 200 with text."""
+    low = body[:500].lower()
+    if status == 404:
+        raise MetricsNotFound(f"{url} answered 404: this server publishes no /metrics there")
+    if status == 501 or (status >= 400 and "metrics" in low and "support" in low):
+        raise MetricsDisabled(
+            f"{url} answered {status}: metrics are switched off "
+            "(llama-server needs --metrics; SGLang --enable-metrics)"
+        )
+    if status != 200:
+        raise MetricsUnreachable(f"{url} answered HTTP {status}: {body[:120]!r}")
+    if "html" in content_type.lower():
+        raise MetricsUnparsable(f"{url} answered HTML, not Prometheus text")
+
+
+def snapshot_from(url: str, status: int, body: str, content_type: str, t0: float) -> Snapshot:
+    classify(url, status, body, content_type)
+    t1 = time.perf_counter()
+    wall = time.time() - (t1 - t0) / 2
+    try:
+        return parse_metrics(body, (t0 + t1) / 2, wall)
+    except MetricsError as e:
+        raise type(e)(f"{url}: {e}") from e
+
+
+async def fetch_snapshot(session: aiohttp.ClientSession, url: str, timeout_s: float) -> Snapshot:
+    """GET url (a /metrics URL; see metrics_url) on an aiohttp session -> Snapshot."""
+    import aiohttp
+
+    t0 = time.perf_counter()
+    try:
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as r:
+            raw = await r.content.read(MAX_BYTES)
+            status, ctype = r.status, r.headers.get("Content-Type", "")
+    except TimeoutError as e:
+        raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
+    except (aiohttp.ClientError, OSError) as e:
+        raise MetricsUnreachable(f"cannot reach {url} ({type(e).__name__}: {e})") from e
+    return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0)
+
+
+def scrape_once(url: str, timeout_s: float = 5.0) -> Snapshot:
+    """Synchronous GET of url (a /metrics URL; see metrics_url) -> Snapshot."""
+    t0 = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as r:
+            raw, status = r.read(MAX_BYTES), r.status
+            ctype = r.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        body = e.read(4096).decode("utf-8", "replace") if e.fp else ""
+        classify(url, e.code, body, e.headers.get("Content-Type", "") if e.headers else "")
+        raise MetricsUnreachable(f"{url} answered HTTP {e.code}") from e  # not reached
+    except TimeoutError as e:
+        raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        if isinstance(reason, TimeoutError):
+            raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
+        raise MetricsUnreachable(f"cannot reach {url} ({reason})") from e
+    return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0)

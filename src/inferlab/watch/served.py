@@ -1,0 +1,67 @@
+"""Which model a server is running, from its /v1/models, when that names a readable local file.
+
+llama-server reports the GGUF path it loaded (see fixtures/llama-server-b11434/
+v1-models.json); vLLM reports the folder or hub name it was given. A path that
+exists here is a spec inferlab can read; a hub name is not (say --model).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from inferlab.errors import InferlabError
+
+
+def server_base(url: str) -> str:
+    """http://host:port from what the user gave (with or without /v1 or /metrics)."""
+    u = urlparse(url if "://" in url else "http://" + url)
+    if not u.hostname:
+        raise InferlabError(f"--url {url!r}: write it like http://127.0.0.1:8080")
+    return f"{u.scheme}://{u.netloc}"
+
+
+def model_names(models_json: dict[str, Any]) -> list[str]:
+    """Every id/model/name listed, in order (OpenAI `data`, then Ollama-style `models`)."""
+    names: list[str] = []
+    for item in models_json.get("data") or []:
+        names += [item.get("id"), item.get("root")]
+    for item in models_json.get("models") or []:
+        names += [item.get("model"), item.get("name")]
+    return [n for n in dict.fromkeys(names) if isinstance(n, str) and n]
+
+
+def readable_spec(names: list[str]) -> str | None:
+    """The first name that is a local .gguf file, or a folder with a config.json."""
+    for n in names:
+        p = Path(n).expanduser()
+        if p.is_file() and p.suffix == ".gguf":
+            return str(p)
+        if p.is_dir() and (p / "config.json").is_file():
+            return str(p)
+    return None
+
+
+def served_model(url: str, timeout_s: float = 5.0) -> str:
+    """The local model spec the server names, or one clear error saying what to pass instead."""
+    listing = f"{server_base(url)}/v1/models"
+    try:
+        with urllib.request.urlopen(listing, timeout=timeout_s) as r:
+            data = json.loads(r.read().decode("utf-8", "replace"))
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        raise InferlabError(
+            f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
+        ) from e
+    names = model_names(data if isinstance(data, dict) else {})
+    spec = readable_spec(names)
+    if spec is None:
+        shown = ", ".join(names[:3]) or "nothing"
+        raise InferlabError(
+            f"no model given and {listing} names {shown}, not a readable local .gguf or "
+            "model folder; pass --model or --gguf"
+        )
+    return spec

@@ -1,0 +1,61 @@
+"""Fixture texts (copied from ../shared/fixtures, real server bytes) and a tiny /metrics server."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+HERE = Path(__file__).parent / "fixtures"
+# CI keeps shared/ beside the clone; the copy in tests/ is preferred so tests never need it.
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+SHARED_NAMES = {"llamacpp": "llama-server-b11434", "vllm": "vllm-0.32-cpu"}
+
+
+def fixture_text(dialect: str, name: str) -> str:
+    local = HERE / dialect / name
+    if local.exists():
+        return local.read_text()
+    return (SHARED / SHARED_NAMES[dialect] / name).read_text()
+
+
+@pytest.fixture
+def metrics_server() -> Iterator[Callable[[web.Application], str]]:
+    """Serve an aiohttp app on a free port in a background thread; yields start(app) -> root URL."""
+    stops: list[Callable[[], None]] = []
+
+    def start(app: web.Application) -> str:
+        loop = asyncio.new_event_loop()
+        runner = web.AppRunner(app, access_log=None)
+        ready = threading.Event()
+        port: list[int] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            loop.run_until_complete(site.start())
+            port.append(runner.addresses[0][1])
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(runner.cleanup())
+            loop.close()
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        assert ready.wait(10), "test server did not start"
+
+        def stop() -> None:
+            loop.call_soon_threadsafe(loop.stop)
+            t.join(10)
+
+        stops.append(stop)
+        return f"http://127.0.0.1:{port[0]}"
+
+    yield start
+    for stop in stops:
+        stop()
