@@ -425,6 +425,16 @@ case("drill history binary", "h.jsonl")(
     lambda t: ["drill", "--stats", "--history", str(_file(t, "h.jsonl", b"\xff\xfe\x00\x82"))]
 )
 
+for _url in ("", "x", "http://[::1", "http://127.0.0.1:99999"):
+    case(f"scrape url {_url!r}", "--url")(lambda t, u=_url: ["scrape", "--url", u, "--json"])
+for _bad in (None, "soon", [1]):
+    case(f"records scheduled_ns {_bad!r}", "scheduled_ns")(
+        lambda t, b=_bad: [
+            "report",
+            str(_file(t, "run/records.jsonl", json.dumps({**REC, "scheduled_ns": b})).parent),
+        ]
+    )
+
 
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_bad_input(c: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
