@@ -100,7 +100,7 @@ def print_sweep(summary: RunSummary) -> None:
         t.add_row(*r)
     c = Console()
     if not c.is_terminal:  # a log file or pipe: do not squeeze the table to 80 columns
-        c = Console(width=160)
+        c = Console(width=240)  # the server and engine columns make the table ~200 wide
     c.print(t)
     for w in summary.warnings:
         style = {"error": "bold red", "warning": "yellow"}.get(w.severity, "dim")
