@@ -276,6 +276,13 @@ def _kind_value(label: str) -> tuple[str, float]:
 
 
 _INT_FIELDS = ("request_id", "prompt_tokens_target", "max_tokens", "send_ns", "end_ns")
+_OPTIONAL_INT_FIELDS = (
+    "scheduled_ns",
+    "malformed_events",
+    "in_flight_at_send",
+    "retries",
+    "worker",
+)
 
 
 def _record_problem(d: Any) -> str | None:
@@ -292,6 +299,9 @@ def _record_problem(d: Any) -> str | None:
         return "'event_ns' and 'event_tokens' must be lists of the same length"
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in ev + tok):
         return "'event_ns' and 'event_tokens' must hold whole numbers"
+    for k in _OPTIONAL_INT_FIELDS:  # absent in older runs (default 0); present: a number
+        if k in d and (not isinstance(d[k], int) or isinstance(d[k], bool)):
+            return f"'{k}' must be a whole number"
     for k in ("error", "finish_reason"):
         if d.get(k) is not None and not isinstance(d[k], str):
             return f"'{k}' must be text or null"

@@ -78,7 +78,12 @@ def claim_run_folder(
         top = top.parent
     if not created and overwrite and holds_run(folder):
         _clear_run(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a file on the way (--out FILE/x), a read-only or virtual place
+        raise RunFolderError(
+            f"--out {out}: cannot create the folder ({e.strerror or e}); give a writable folder"
+        ) from e
     try:
         yield folder
     except BaseException:

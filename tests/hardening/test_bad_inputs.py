@@ -404,6 +404,37 @@ case("probe cache missing", "inferlab probe")(
     lambda t: ["floor", "--weight-bytes", "1GB", "--hardware", "this-machine"]
 )
 
+# --- found by the review pass (hostile inputs through the real CLI) ------------------------
+case("serve log is a folder", "--log")(lambda t: ["serve", "--log", str(t)])
+case("serve log under a file", "--log")(
+    lambda t: ["serve", "--log", str(_file(t, "f.txt", "x") / "x.log")]
+)
+case("bench out under a file", "--out")(
+    lambda t: ["bench", "--url", UNREACHABLE, "--out", str(_file(t, "f.txt", "x") / "run")]
+)
+case("bench out in /proc", "--out")(lambda t: ["bench", "--url", UNREACHABLE, "--out", "/proc/x"])
+case("bench vanishing rate", "--rate")(
+    lambda t: ["bench", "--url", UNREACHABLE, "--rate", "1e-300/s", "--out", str(t / "o")]
+)
+case("bench engine baseline nested deep", "deep.json")(
+    lambda t: ["bench", "--url", UNREACHABLE, "--out", str(t / "o"), "--engine-baseline",
+               str(_file(t, "deep.json", "[" * 100_000 + "]" * 100_000))]
+)  # fmt: skip
+case("drill a billion cards", "--cards")(lambda t: ["drill", "--cards", "1000000000"])
+case("drill history binary", "h.jsonl")(
+    lambda t: ["drill", "--stats", "--history", str(_file(t, "h.jsonl", b"\xff\xfe\x00\x82"))]
+)
+
+for _url in ("", "x", "http://[::1", "http://127.0.0.1:99999"):
+    case(f"scrape url {_url!r}", "--url")(lambda t, u=_url: ["scrape", "--url", u, "--json"])
+for _bad in (None, "soon", [1]):
+    case(f"records scheduled_ns {_bad!r}", "scheduled_ns")(
+        lambda t, b=_bad: [
+            "report",
+            str(_file(t, "run/records.jsonl", json.dumps({**REC, "scheduled_ns": b})).parent),
+        ]
+    )
+
 
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_bad_input(c: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -458,3 +489,9 @@ def test_messages_say_what_is_accepted() -> None:
     assert "must be above 0" in r.err
     r = run(["floor", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--tp", "3"])
     assert "32 attention heads / 8 KV heads" in r.err and "1, 2, 4, 8" in r.err
+
+
+def test_drill_kinds_json_is_json() -> None:
+    r = run(["drill", "--kinds", "--json"])
+    check_promises(["--json"], r)
+    assert "ceiling" in json.loads(r.out)["kinds"]

@@ -149,12 +149,21 @@ def resolve_floor(args: argparse.Namespace) -> Any:
     return Floor(cost, hw, args.floor_tp)
 
 
+MIN_RATE_PER_S, MAX_RATE_PER_S = 1e-3, 1e6
+
+
 def levels_from(args: argparse.Namespace, default: list[int]) -> list[Any]:
     from inferlab.bench.runner import Level
 
     if args.rate and args.concurrency:
         raise InferlabError("give --concurrency or --rate, not both")
     if args.rate:
+        # 1/rate is the mean gap: below 0.001/s one level takes days (and 1e-300/s overflows).
+        if not all(MIN_RATE_PER_S <= r <= MAX_RATE_PER_S for r in args.rate):
+            raise InferlabError(
+                f"--rate: each rate must be {MIN_RATE_PER_S:g}/s to {MAX_RATE_PER_S:g}/s, "
+                "e.g. 4,8,16"
+            )
         return [Level("rate", r) for r in args.rate]
     return [Level("concurrency", c) for c in (args.concurrency or default)]
 

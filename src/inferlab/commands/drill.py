@@ -14,6 +14,8 @@ from typing import Any
 
 from inferlab.errors import InferlabError
 
+MAX_CARDS = 10_000
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("drill", help="flash cards with fresh numbers, graded, with a history")
@@ -133,14 +135,16 @@ def run(args: argparse.Namespace) -> int:
     strings.check_lang(args.lang)
     kinds = _kinds(args)
     if args.kinds:
-        print("\n".join(kinds))
+        from inferlab.jsonio import dumps
+
+        print(dumps({"kinds": kinds}) if args.json else "\n".join(kinds))
         return 0
     if args.stats:
         return _stats(args, kinds)
     if args.json or args.answer is not None:
         return _one_card(args, kinds)
-    if args.cards < 1:
-        raise InferlabError("--cards must be 1 or more")
+    if not 1 <= args.cards <= MAX_CARDS:  # the deck is drawn up front: bound its size
+        raise InferlabError(f"--cards must be 1 to {MAX_CARDS}")
     from inferlab.drill import history
     from inferlab.drill.session import SessionConfig, run_session
 

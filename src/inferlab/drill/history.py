@@ -77,10 +77,15 @@ def load(path: Path) -> list[Entry]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as e:
         raise InferlabError(f"cannot read the drill history {path}: {e.strerror}") from e
+    except UnicodeDecodeError as e:  # a binary file given as --history
+        raise InferlabError(
+            f"cannot read the drill history {path}: not a text file (byte {e.start} is not "
+            "UTF-8); choose --history PATH"
+        ) from e
     for line in lines:
         try:
             out.append(Entry.from_json(json.loads(line)))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             continue
     return out
 

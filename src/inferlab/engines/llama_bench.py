@@ -293,7 +293,7 @@ def load_engine_bench(path: Path) -> EngineBench:
         )
     try:
         d = json.loads(file.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise EngineBenchError(f"{file}: damaged JSON ({e})") from None
     if not isinstance(d, dict):
         raise EngineBenchError(f"{file}: not an engine-bench result")

@@ -113,8 +113,14 @@ class LlamaServer:
         ]
 
     def start(self, timeout_s: float = 120.0) -> LlamaServer:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = self.log_path.open("wb")
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = self.log_path.open("wb")
+        except OSError as e:  # --log names a folder, or a path under a file
+            raise InferlabError(
+                f"cannot write the server log {self.log_path} (--log): {e.strerror or e}; "
+                "give a file path in a writable folder"
+            ) from e
         try:
             self.proc = subprocess.Popen(
                 self.command(),
