@@ -55,7 +55,7 @@ COST_BASE = ["--gpu-hour", "3", "--tokens-per-s", "100"]
 BENCH_FLAGS = [
     "--requests-per-level", "--warmup", "--prompt-tokens", "--output-tokens", "--stall-factor",
     "--lag-threshold", "--seed", "--max-connections", "--request-timeout", "--floor-tp",
-    "--floor-bandwidth", "--floor-flops", "--concurrency", "--rate",
+    "--floor-bandwidth", "--floor-flops", "--concurrency", "--rate", "--workers",
 ]  # fmt: skip
 
 
@@ -87,6 +87,12 @@ def case(name: str, names: Callable[[Path], str] | str) -> Callable[..., Case]:
 
 
 # --- flags whose values are refused after parsing -----------------------------------
+case("bench too many local workers", "--workers")(
+    lambda t: ["bench", *_bench_base(t), "--workers", "100"]
+)
+case("bench streams beyond what the workers can drive", "--concurrency")(
+    lambda t: ["bench", *_bench_base(t), "--workers", "2", "--concurrency", "30000"]
+)
 case("floor zero weights", "--weight-bytes")(lambda t: ["floor", "--weight-bytes", "0",
                                                          "--bandwidth", "1TB/s"])  # fmt: skip
 case("floor vanishing bandwidth", "--bandwidth")(

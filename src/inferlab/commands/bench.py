@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from inferlab.summary import RunSummary, RunWarning
 
 MAX_STREAMS = 10_000  # concurrent streams / connections one client process can honestly drive
-MAX_WORKERS = 1024
+MAX_WORKERS = 1024  # Ray actors across a cluster
+MAX_LOCAL_WORKERS = 64  # processes on this host (~40 MB each)
 
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:
@@ -173,8 +174,17 @@ def check_sizes(args: argparse.Namespace) -> None:
         raise InferlabError(
             "--requests-per-level and --prompt-tokens must be >= 1, --output-tokens >= 2"
         )
-    if args.concurrency and max(args.concurrency) > MAX_STREAMS:
-        raise InferlabError(f"--concurrency: at most {MAX_STREAMS} streams per level")
+    workers = max(1, args.workers)  # auto (0) is sized later, from the levels
+    if args.concurrency and max(args.concurrency) > MAX_STREAMS * workers:
+        raise InferlabError(
+            f"--concurrency: at most {MAX_STREAMS} streams per level and worker "
+            f"({workers} worker(s)); add --workers"
+        )
+    if args.ray is None and args.workers > MAX_LOCAL_WORKERS:
+        raise InferlabError(
+            f"--workers {args.workers}: at most {MAX_LOCAL_WORKERS} local processes "
+            "(one per core is plenty); for more, spread them with --ray ADDRESS"
+        )
 
 
 def default_out() -> Path:
