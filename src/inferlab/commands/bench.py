@@ -174,13 +174,13 @@ def check_sizes(args: argparse.Namespace) -> None:
         raise InferlabError(
             "--requests-per-level and --prompt-tokens must be >= 1, --output-tokens >= 2"
         )
-    workers = max(1, args.workers)  # auto (0) is sized later, from the levels
+    workers = max(1, getattr(args, "workers", 1))  # auto (0) is sized later; demo has none
     if args.concurrency and max(args.concurrency) > MAX_STREAMS * workers:
         raise InferlabError(
             f"--concurrency: at most {MAX_STREAMS} streams per level and worker "
             f"({workers} worker(s)); add --workers"
         )
-    if args.ray is None and args.workers > MAX_LOCAL_WORKERS:
+    if getattr(args, "ray", None) is None and workers > MAX_LOCAL_WORKERS:
         raise InferlabError(
             f"--workers {args.workers}: at most {MAX_LOCAL_WORKERS} local processes "
             "(one per core is plenty); for more, spread them with --ray ADDRESS"
