@@ -115,6 +115,7 @@ class _Stream:
         self.rec = rec
         self.done = False
         self._usage_tokens = 0
+        self.streamed = 0  # sum(rec.event_tokens), kept as it grows: checked on every chunk
 
     def handle(self, data: str, t_ns: int) -> None:
         rec = self.rec
@@ -150,6 +151,7 @@ class _Stream:
                 k = max(1, usage["completion_tokens"] - self._usage_tokens)
             rec.event_ns.append(t_ns)
             rec.event_tokens.append(k)
+            self.streamed += k
         if usage:
             if isinstance(usage.get("completion_tokens"), int):
                 self._usage_tokens = usage["completion_tokens"]
@@ -174,10 +176,10 @@ async def _read_stream(
         rx_ns = stamping.last_rx_ns if stamping else 0
         for data in parser.feed(chunk):
             st.handle(data, (rx_ns or clock()) - t0_ns)
-        if rec.streamed_tokens > limit:
+        if st.streamed > limit:
             # Leaving the response closes its connection: the endless stream ends here.
             rec.error = (
-                f"{OUTPUT_OVER_MAX}: the server streamed {rec.streamed_tokens} tokens for "
+                f"{OUTPUT_OVER_MAX}: the server streamed {st.streamed} tokens for "
                 f"max_tokens {rec.max_tokens} without ending; cut at {limit}"
             )
             return
