@@ -91,8 +91,13 @@ def test_timing_truth(tmp_path: Path, concurrency: int) -> None:
     assert lv["tpot_s"]["p50"] == pytest.approx(np.median(true_tpot), abs=1 * MS)
     # 49 gaps: every 10th is 3x the TPOT; mean gap = (45 x 20 + 4 x 60) / 49 ms.
     assert lv["tpot_s"]["p50"] == pytest.approx((45 * 20 + 4 * 60) / 49 * MS, abs=1 * MS)
-    for p, q in (("p50", 50), ("p90", 90), ("p99", 99)):
-        assert lv["gap_s"][p] == pytest.approx(np.percentile(true_gaps, q), abs=1 * MS), p
+    # A gap is the difference of two stamps, so it carries the difference of their
+    # lateness. p90 sits on the upper edge of the 20 ms cluster, where that jitter lands
+    # directly: alone it stays within 1 ms; with 64 streams draining a burst on a shared
+    # 2-core machine it reached 1.2 ms in CI, so the tails are held to 3 ms there.
+    tail_tol = 1 * MS if concurrency == 1 else 3 * MS
+    for p, q, tol in (("p50", 50, 1 * MS), ("p90", 90, tail_tol), ("p99", 99, tail_tol)):
+        assert lv["gap_s"][p] == pytest.approx(np.percentile(true_gaps, q), abs=tol), p
     # The script's slow gap (the server's own scheduling jitter included).
     assert lv["gap_s"]["p99"] == pytest.approx(3 * tpot, abs=2 * MS)
 
