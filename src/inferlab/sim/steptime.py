@@ -10,7 +10,7 @@ decode contexts in this iteration, how long does it take? Two answers:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,7 +33,7 @@ class DecodeBatch:
 
 
 class StepTimeModel(Protocol):
-    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         """prefill: (chunk tokens, tokens cached before it) per sequence."""
         ...
 
@@ -56,7 +56,7 @@ class RooflineStepTime:
         object.__setattr__(self, "_token_flops", self.cost.flops_per_token(0))
         object.__setattr__(self, "_weights", {})
 
-    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         c = self.cost
         tokens = decode.count
         if c.kv_window_tokens is None:  # cost linear in context: the sum is enough
@@ -87,6 +87,6 @@ class FittedStepTime:
     per_prefill_token_s: float  # p: each prompt token
     source: str = "fitted"
 
-    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         n_pre = sum(n for n, _ in prefill)
         return self.base_s + self.per_decode_s * decode.count + (self.per_prefill_token_s * n_pre)
