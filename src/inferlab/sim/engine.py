@@ -186,7 +186,7 @@ def simulate(
         engine.users = ClosedLoopUsers(users, ids)
         for r in engine.users.first_requests():
             engine.push(r.arrival_s, r)
-    with gc_paused():  # the loop makes many small acyclic objects
+    with gc_paused(long_lived=True):  # many small acyclic objects, kept in the result
         end_s = engine.run(max_time_s)
     running = engine.running
     unfinished = list(running.requests.values()) + list(engine.waiting)
