@@ -34,6 +34,7 @@ from inferlab.sim.users import ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 
 NO_DECODES = DecodeBatch(0, 0, list)
+ROWS_BUFFERED = 1 << 16  # timeline values held in a list before they move to the array
 NO_PREFILL: tuple[tuple[int, int], ...] = ()  # the decode-only steps share it
 
 
@@ -94,6 +95,9 @@ class Engine:
         self.done: list[SimRequest] = []
         self.steps = 0
         self.timeline = Timeline(array("d"))
+        # The latest steps' timeline rows, moved into the array in bulk: extending an array
+        # by a tuple costs about 450 ns a step, a list about 100 (and 130 for the move).
+        self._rows: list[float] = []
         self._events: list[tuple[float, int, SimRequest]] = []  # arrivals
         self._seq = itertools.count()
         self._batch: Batch | None = None  # the step in flight
@@ -120,7 +124,12 @@ class Engine:
                 self.waiting.append(r)
             if self._batch is None:
                 self._start_step(now)
+        self._flush_rows()
         return now
+
+    def _flush_rows(self) -> None:
+        self.timeline.rows.fromlist(self._rows)
+        self._rows.clear()
 
     def _start_step(self, t: float) -> None:
         running = self.running
@@ -138,7 +147,10 @@ class Engine:
         prefill = [(k, r.prefilled) for r, k in chunks] if chunks else NO_PREFILL
         dt = self.model.step_time_s(prefill, decode)
         size = decode.count + len(chunks)
-        self.timeline.rows.extend((t, size, running.kv.used_blocks, len(self.waiting)))
+        rows = self._rows
+        rows += (t, size, running.kv.used_blocks, len(self.waiting))
+        if len(rows) >= ROWS_BUFFERED:
+            self._flush_rows()
         self._batch = batch
         self._batch_end_s = t + dt
 
