@@ -27,8 +27,9 @@ from inferlab.bench.fleet import (
     fleet_client_stats,
     worker_levels,
 )
+from inferlab.bench.lag import lag_p99_s
 from inferlab.bench.progress import Hooks
-from inferlab.bench.runner import Level, LevelContext, LevelRun, lag_p99_s, run_level
+from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.workload import make_prompts

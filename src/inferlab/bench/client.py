@@ -88,6 +88,18 @@ def default_request_timeout_s(prompt_tokens: int, output_tokens: int) -> float:
     return DEFAULT_TIMEOUT_BASE_S + output_tokens * 1.0 + prompt_tokens * 0.01
 
 
+class ReadCounter:
+    """Socket reads so far in this process: the lag sampler's sign that tokens are flowing."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+SOCKET_READS = ReadCounter()
+
+
 class _StampingHandler(ResponseHandler):
     """aiohttp's protocol, noting when each socket read arrived."""
 
@@ -96,6 +108,7 @@ class _StampingHandler(ResponseHandler):
     def data_received(self, data: bytes) -> None:
         if data:
             self.last_rx_ns = time.perf_counter_ns()
+            SOCKET_READS.n += 1
         super().data_received(data)
 
 

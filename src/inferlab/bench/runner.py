@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import statistics
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 import aiohttp
 
 from inferlab.bench.client import Endpoint, stream_request
+from inferlab.bench.lag import LagMonitor
 from inferlab.bench.workload import Prompt
 from inferlab.records import RecordWriter, RequestRecord
 
@@ -45,35 +45,6 @@ class LevelRun:
     interrupted: bool = False
     server_samples: list[Any] | None = None  # /metrics scrapes (servermetrics.sampler.Sample)
     workers: list[Any] = field(default_factory=list)  # drive.WorkerOutcome, when several ran it
-
-
-class _LagMonitor:
-    """Event-loop lag: how late a 25 ms sleep wakes up. A busy client shows up here.
-
-    A blocked loop delays every wake-up by the time it is blocked, so sampling at
-    40 Hz sees the same lags a faster sampler would, at a fifth of the cost: at
-    200 Hz the sampler alone was most of an idle worker's CPU (bench at c=1 on a
-    12 ms/token server: 0.45 CPU-s per 16 s level, 2.8 % of a core).
-    """
-
-    def __init__(self, period_s: float = 0.025) -> None:
-        self.period_s = period_s
-        self.lags: list[float] = []
-        self._task: asyncio.Task[None] | None = None
-
-    async def _run(self) -> None:
-        while True:
-            t = time.perf_counter()
-            await asyncio.sleep(self.period_s)
-            self.lags.append(max(0.0, time.perf_counter() - t - self.period_s))
-
-    def __enter__(self) -> _LagMonitor:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._task:
-            self._task.cancel()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +102,7 @@ async def run_level(
         run.records.append(rec)
         on_done(rec)
 
-    with _LagMonitor() as lag:
+    with LagMonitor() as lag:
         try:
             if level.kind == "concurrency":
                 await _closed_loop(ctx, int(level.value), len(prompts), one)
@@ -183,12 +154,6 @@ async def _open_loop(ctx: LevelContext, rate: float, n: int, first_id: int, one:
         tasks.append(asyncio.create_task(gated(i, target - ctx.t0_ns)))
         t_next += rng.expovariate(rate)
     await asyncio.gather(*tasks)
-
-
-def lag_p99_s(lags: list[float]) -> float:
-    if len(lags) < 2:
-        return lags[0] if lags else 0.0
-    return statistics.quantiles(lags, n=100, method="inclusive")[98]
 
 
 def event_loop_runner() -> Any:

@@ -169,7 +169,7 @@ class WorkerHost:
         out.put(("stats", self._stats(share, run, time.process_time() - cpu0)))
 
     def _stats(self, share: Share, run: Any, cpu_s: float) -> WorkerStats:
-        from inferlab.bench.runner import lag_p99_s
+        from inferlab.bench.lag import lag_p99_s
 
         lags = run.loop_lag_s
         return WorkerStats(
