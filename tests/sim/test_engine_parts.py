@@ -1,13 +1,16 @@
-"""The running set's lazy bookkeeping, the KV block manager, closed-loop users, the heap."""
+"""The running set's lazy bookkeeping, the KV block manager, closed-loop users, the heap,
+the timeline's buffered rows and the GC pause."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 
 import pytest
 
-from inferlab.sim.engine import simulate
+from inferlab.sim.engine import ROWS_BUFFERED, simulate
 from inferlab.sim.kv import KVBlockManager
+from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Policy
@@ -68,3 +71,38 @@ def test_ties_on_the_heap_go_to_the_earlier_event() -> None:
 def test_decode_batch_of_a_list() -> None:
     d = DecodeBatch.of([3, 4, 5])
     assert (d.count, d.context_sum, d.contexts()) == (3, 12, [3, 4, 5])
+
+
+def test_timeline_keeps_every_step_past_the_row_buffer() -> None:
+    # One request whose steps fill the row buffer three times and a bit: the rows move to
+    # the array in blocks during the run and the rest when it ends; none lost, none twice.
+    out = 3 * ROWS_BUFFERED // 4 + 5
+    res = simulate([Arrival(0.0, 1, out)], FittedStepTime(0.5, 0.0, 0.0), Policy("continuous"))
+    assert res.steps == out  # the prefill yields the first token, one decode step each after
+    t = res.timeline.column(0)
+    assert len(res.timeline.rows) == 4 * res.steps
+    assert list(t) == [0.5 * i for i in range(res.steps)]  # exact: halves add exactly
+    assert res.timeline.batch == [1] * res.steps
+
+
+def test_gc_pause_moves_what_the_caller_keeps_to_the_oldest_generation() -> None:
+    with gc_paused(long_lived=True):
+        kept = [[1, 2], [3]]
+    assert gc.isenabled()
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    assert not any(o is kept for o in gc.get_objects(generation=0))
+    assert gc.get_freeze_count() == 0  # nothing left frozen
+
+
+def test_gc_pause_leaves_objects_someone_else_froze() -> None:
+    frozen = [[0]]
+    gc.freeze()
+    try:
+        n = gc.get_freeze_count()
+        with gc_paused(long_lived=True):
+            kept = [[1]]
+        assert gc.get_freeze_count() == n  # not unfrozen by the pause
+        assert not any(o is frozen for o in gc.get_objects(generation=2))
+        assert kept
+    finally:
+        gc.unfreeze()

@@ -91,7 +91,7 @@ def columns(result: SimResult, times: TokenTimes) -> RequestColumns:
 def to_records(
     result: SimResult, label: str, times: TokenTimes | None = None
 ) -> list[RequestRecord]:
-    with gc_paused():
+    with gc_paused(long_lived=True):  # the caller keeps them
         return list(iter_records(result, label, times))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
+from collections.abc import Sequence
 
 from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.request import DECODE, PREFILL, SimRequest
@@ -30,6 +31,7 @@ class Running:
         self.decode_steps = 0
         self.decode_end_s = array("d")  # end time of each decode step
         self.prefill_token_s = array("d")  # time of each token a finished prefill yielded
+        self._block_tokens = kv.block_tokens  # read every step
         self._phase = [0] * kv.block_tokens  # decoders by (context - start step) mod block
         self._finish_at: dict[int, list[SimRequest]] = {}
         self._order = itertools.count()
@@ -73,14 +75,21 @@ class Running:
             if r.decode_from >= 0
         ]
 
-    def end_decode_step(self, t: float) -> list[SimRequest]:
+    def end_decode_step(self, t: float) -> Sequence[SimRequest]:
         """Every decoder got a token at `t`; returns those that reached their length."""
         d = self.decode_steps
         self.decode_end_s.append(t)
-        self.kv.used_blocks += self._phase[-d % self.kv.block_tokens]  # next_growth, inlined
+        self.kv.used_blocks += self._phase[-d % self._block_tokens]  # next_growth, inlined
         self.decode_steps = d + 1
-        self.decode.context_sum += self.decode.count
-        return self._finish_at.pop(d, [])
+        decode = self.decode
+        decode.context_sum += decode.count
+        return self._finish_at.pop(d, ())
+
+    def end_prefill_chunks(
+        self, chunks: Sequence[tuple[SimRequest, int]], t: float
+    ) -> list[SimRequest]:
+        """The step's prompt chunks are cached; returns the requests done with their tokens."""
+        return [r for r, n in chunks if self.end_prefill_chunk(r, n, t)]
 
     def end_prefill_chunk(self, r: SimRequest, n: int, t: float) -> bool:
         """`n` more prompt tokens are cached; True when the request is done with its tokens."""

@@ -10,7 +10,7 @@ decode contexts in this iteration, how long does it take? Two answers:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,7 +33,7 @@ class DecodeBatch:
 
 
 class StepTimeModel(Protocol):
-    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         """prefill: (chunk tokens, tokens cached before it) per sequence."""
         ...
 
@@ -48,35 +48,44 @@ class RooflineStepTime:
     _bandwidth: float = field(init=False, repr=False, compare=False)
     _peak: float = field(init=False, repr=False, compare=False)
     _token_flops: float = field(init=False, repr=False, compare=False)
+    _attn_flops: float = field(init=False, repr=False, compare=False)  # per context token
+    _kv_token_bytes: float = field(init=False, repr=False, compare=False)
+    _linear: bool = field(init=False, repr=False, compare=False)  # no sliding window
     _weights: dict[int, float] = field(init=False, repr=False, compare=False)  # by batch tokens
 
     def __post_init__(self) -> None:
+        c = self.cost
         object.__setattr__(self, "_bandwidth", self.hw.bandwidth_bytes_per_s)
-        object.__setattr__(self, "_peak", self.hw.peak_flops(self.cost.compute_dtype))
-        object.__setattr__(self, "_token_flops", self.cost.flops_per_token(0))
+        object.__setattr__(self, "_peak", self.hw.peak_flops(c.compute_dtype))
+        object.__setattr__(self, "_token_flops", c.flops_per_token(0))
+        object.__setattr__(self, "_attn_flops", c.attn_flops_per_context_token)
+        object.__setattr__(self, "_kv_token_bytes", c.kv_bytes_per_token)
+        object.__setattr__(self, "_linear", c.kv_window_tokens is None)
         object.__setattr__(self, "_weights", {})
 
-    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
-        c = self.cost
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         tokens = decode.count
-        if c.kv_window_tokens is None:  # cost linear in context: the sum is enough
-            flops = tokens * self._token_flops
-            flops += c.attn_flops_per_context_token * decode.context_sum
-            kv = c.kv_bytes_per_token * decode.context_sum
+        if self._linear:  # cost linear in context: the sum is enough
+            ctx = decode.context_sum
+            flops = tokens * self._token_flops + self._attn_flops * ctx
+            kv = self._kv_token_bytes * ctx
         else:
+            c = self.cost
             ctxs = decode.contexts()
             flops = sum(c.flops_per_token(ctx) for ctx in ctxs)
             kv = sum(c.kv_bytes(ctx) for ctx in ctxs)
         for n, before in prefill:
             tokens += n
-            flops += c.prefill_flops(n, before)
-            kv += c.kv_bytes(before) + n * c.kv_bytes_per_token
+            flops += self.cost.prefill_flops(n, before)
+            kv += self.cost.kv_bytes(before) + n * self._kv_token_bytes
         weights = self._weights.get(tokens)
         if weights is None:
-            weights = self._weights[tokens] = c.weight_bytes_per_step(max(tokens, 1))
-        moved = weights + kv
+            weights = self._weights[tokens] = self.cost.weight_bytes_per_step(max(tokens, 1))
         # physics.roofline's max(bytes / bandwidth, FLOPs / peak), without its record
-        floor_s = max(moved / self._bandwidth, flops / self._peak)
+        # (or the call to max: this runs once per engine step)
+        bytes_s = (weights + kv) / self._bandwidth
+        flops_s = flops / self._peak
+        floor_s = flops_s if flops_s > bytes_s else bytes_s
         return floor_s / self.efficiency + self.overhead_s
 
 
@@ -87,6 +96,6 @@ class FittedStepTime:
     per_prefill_token_s: float  # p: each prompt token
     source: str = "fitted"
 
-    def step_time_s(self, prefill: list[tuple[int, int]], decode: DecodeBatch) -> float:
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         n_pre = sum(n for n, _ in prefill)
         return self.base_s + self.per_decode_s * decode.count + (self.per_prefill_token_s * n_pre)

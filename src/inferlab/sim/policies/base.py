@@ -31,7 +31,13 @@ class BatchScheduler:
             self._admit(waiting, running)
         if not running.requests:
             return None
-        return self._preempt_for_growth(self._form(running), waiting, running)
+        # Most steps have no prompt to prefill and room for every decoder's next block:
+        # they are answered here, without forming a batch or looking for a victim.
+        batch = self._form(running) if running.prefilling else DECODE_ONLY
+        cap = running.kv.capacity_blocks
+        if cap is None or running.kv.used_blocks + running.decode.count <= cap:
+            return batch  # room even if every decoder needs a new block
+        return self._preempt_for_growth(batch, waiting, running)
 
     def _admit(self, waiting: deque[SimRequest], running: Running) -> None:
         limit = self.admission_limit(running)
@@ -66,8 +72,7 @@ class BatchScheduler:
         self, batch: Batch, waiting: deque[SimRequest], running: Running
     ) -> Batch:
         cap = running.kv.capacity_blocks
-        if cap is None or running.kv.used_blocks + running.decode.count <= cap:
-            return batch  # room even if every decoder needs a new block
+        assert cap is not None  # next_batch comes here only when the cache may overflow
         while len(running.requests) > 1:
             grow = running.next_growth() if batch.decodes else 0
             if running.kv.used_blocks + grow <= cap:
