@@ -29,6 +29,7 @@ from inferlab.records import RequestRecord
 
 OVER_MAX_MARGIN = 16  # tokens tolerated beyond max_tokens before the stream is cut
 DEFAULT_TIMEOUT_BASE_S = 60.0
+DEFAULT_READ_TIMEOUT_S = 300.0
 OUTPUT_OVER_MAX = "output_over_max"
 REQUEST_TIMEOUT = "request_timeout"
 
@@ -43,6 +44,8 @@ class Endpoint:
     server_kind: str = "openai"  # "llamacpp", "vllm", ... (from /v1/models)
     # A request still streaming after this many seconds is cut and recorded as failed.
     request_timeout_s: float = DEFAULT_TIMEOUT_BASE_S
+    # A request that receives nothing (no headers, no event) for this long is cut.
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
 
     @property
     def url(self) -> str:
@@ -177,7 +180,7 @@ class _Stream:
 
 
 async def _read_stream(
-    resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, clock: Any = time.perf_counter_ns
+    resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, watch: _StallWatch
 ) -> None:
     """Fold the SSE body into the record; cut a stream that runs past max_tokens + margin."""
     rec = st.rec
@@ -185,10 +188,12 @@ async def _read_stream(
     proto = resp.connection.protocol if resp.connection else None
     stamping = proto if isinstance(proto, _StampingHandler) else None
     limit = over_max_limit(rec.max_tokens)
+    clock = time.perf_counter_ns
     async for chunk in resp.content.iter_any():
-        rx_ns = stamping.last_rx_ns if stamping else 0
+        rx_ns = (stamping.last_rx_ns if stamping else 0) or clock()
+        watch.last_ns = rx_ns
         for data in parser.feed(chunk):
-            st.handle(data, (rx_ns or clock()) - t0_ns)
+            st.handle(data, rx_ns - t0_ns)
         if st.streamed > limit:
             # Leaving the response closes its connection: the endless stream ends here.
             rec.error = (
@@ -203,39 +208,83 @@ async def _read_stream(
         rec.error = "stream ended without a finish reason or [DONE] (connection dropped?)"
 
 
+class _StallWatch:
+    """Ends a request that has received nothing for `timeout_s` (as TimeoutError).
+
+    aiohttp's sock_read does the same by re-arming a timer on every socket read, which
+    costs ~30 us a token here; this one wakes at most once per `timeout_s` and re-arms
+    from the last read it finds (the reader notes it in `last_ns`).
+    """
+
+    __slots__ = ("timeout_s", "last_ns", "fired", "_task", "_handle")
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.last_ns = time.perf_counter_ns()
+        self.fired = False
+        self._task = asyncio.current_task()
+        self._handle = asyncio.get_running_loop().call_later(timeout_s, self._check)
+
+    def _check(self) -> None:
+        idle_s = (time.perf_counter_ns() - self.last_ns) / 1e9
+        if idle_s < self.timeout_s:
+            self._handle = asyncio.get_running_loop().call_later(
+                self.timeout_s - idle_s, self._check
+            )
+        elif self._task is not None:
+            self.fired = True
+            self._task.cancel()
+
+    def __enter__(self) -> _StallWatch:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self._handle.cancel()
+        ours = self.fired and kind is asyncio.CancelledError and self._task is not None
+        # uncancel() == 0: the only cancel was ours, not the caller's: a timeout.
+        if ours and self._task is not None and self._task.uncancel() == 0:
+            raise TimeoutError(f"no data from the server for {self.timeout_s:g} s")
+
+
+async def _attempt(
+    session: aiohttp.ClientSession, endpoint: Endpoint, rec: RequestRecord, body: Any, t0_ns: int
+) -> None:
+    """One try: send, check the status, read the stream into `rec` (raises on trouble)."""
+    st = _Stream(rec)
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
+    with _StallWatch(endpoint.read_timeout_s) as watch:
+        async with session.post(
+            endpoint.url, json=body, headers=endpoint.headers(), timeout=timeout
+        ) as resp:
+            rec.http_status = resp.status
+            if resp.status != 200:
+                text = (await resp.text())[:300]
+                rec.error = f"HTTP {resp.status}: {text.strip()}"
+                return
+            await _read_stream(resp, st, t0_ns, watch)
+
+
 async def stream_request(
     session: aiohttp.ClientSession,
     endpoint: Endpoint,
     rec: RequestRecord,
     prompt: str,
     t0_ns: int,
-    read_timeout_s: float = 300.0,
 ) -> RequestRecord:
     """Send one request and fill `rec`; never raises for server or network trouble.
 
     The whole request (connect, headers, every event) must finish within the
-    endpoint's request_timeout_s, and the stream within max_tokens + a margin.
+    endpoint's request_timeout_s, the stream within max_tokens + a margin, and no
+    silence may last read_timeout_s.
     """
     clock = time.perf_counter_ns
     body = endpoint.body(prompt, rec.max_tokens)
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout_s)
     for attempt in range(_ATTEMPTS):
-        st = _Stream(rec)
         rec.send_ns = clock() - t0_ns
         deadline = asyncio.timeout(endpoint.request_timeout_s)
         try:
-            async with (
-                deadline,
-                session.post(
-                    endpoint.url, json=body, headers=endpoint.headers(), timeout=timeout
-                ) as resp,
-            ):
-                rec.http_status = resp.status
-                if resp.status != 200:
-                    text = (await resp.text())[:300]
-                    rec.error = f"HTTP {resp.status}: {text.strip()}"
-                    break
-                await _read_stream(resp, st, t0_ns)
+            async with deadline:
+                await _attempt(session, endpoint, rec, body, t0_ns)
             break
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
             # A stale pooled keep-alive connection the server had closed shows up as a
@@ -253,7 +302,7 @@ async def stream_request(
                     f"{REQUEST_TIMEOUT}: not finished after {endpoint.request_timeout_s:g} s "
                     "(--request-timeout)"
                 )
-            else:  # aiohttp's own connect/read timeout
+            else:  # the stall watch, or aiohttp's connect timeout
                 rec.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             break
         except (aiohttp.ClientError, OSError) as e:

@@ -4,8 +4,9 @@ Token j of a request is written at t_recv + ttft + sum(gaps[:j]) on an
 absolute schedule (no drift from cumulative sleeps). Every `slow_every`-th gap
 is `slow_factor` x tpot, so the gap distribution has a known tail. The model
 name picks a misbehaviour: early-stop, multi-token, error-mid-stream,
-http-429, drop, malformed, split-utf8, over-max, endless (never ends). /tokenize counts one token
-per whitespace-separated word, and usage.prompt_tokens agrees with it.
+http-429, drop, malformed, split-utf8, over-max, endless (never ends), stall
+(silent after 5 tokens). /tokenize counts one token per whitespace-separated
+word, and usage.prompt_tokens agrees with it.
 
     python -m inferlab.testing.fake_server --port 0 --ttft 0.05 --tpot 0.02
     (prints "PORT <n>" once it listens)
@@ -40,10 +41,12 @@ SCENARIOS = (
     "split-utf8",
     "over-max",
     "endless",
+    "stall",
 )
 # "endless" keeps streaming past max_tokens with no finish_reason and no [DONE]; it stops
 # only when the client hangs up (or after this many tokens, so no test can hang on it).
 ENDLESS_CAP_TOKENS = 100_000
+STALL_S = 30.0  # "stall" sends 5 tokens, then nothing for this long, then hangs up
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +140,9 @@ def make_app(script: Script, metrics: str = "none") -> web.Application:
             sent += k
             if model == "error-mid-stream" and j == 5:
                 await resp.write(b'data: {"error": {"message": "CUDA out of memory"}}\n\n')
+                return resp
+            if model == "stall" and j == 5:  # silent, connection open, for a bounded while
+                await asyncio.sleep(STALL_S)
                 return resp
             if model == "drop" and j == 5:
                 assert request.transport is not None
