@@ -3,15 +3,18 @@
 Three parts, in one run, on this machine:
 
 1. Waiting: one request to the scripted fake server with a 12 s TTFT (nothing
-   arrives); the level's client CPU as a share of one core. Target <= 1 %.
+   arrives); the level's client CPU as a share of one core. Target <= 1 %. Twice:
+   without /metrics, and scraping a vLLM-sized /metrics at 4 Hz beside it.
 2. Per token, at c=1 on the server (8 requests of 128 tokens), three clients side
    by side: a raw-socket floor (asyncio protocol on uvloop: read, split events,
    json.loads; no stamps, no records, Connection: close), the minimal aiohttp
    loop (POST, iter_any, json.loads), and inferlab's own level (stamps, records,
    lag sampler; /metrics scraping off). CPU per token and share of a core.
 3. Whole process: `inferlab bench --concurrency 1,4 --requests-per-level 8
-   --output-tokens 128` as a child process (its rusage), beside a child that only
-   starts Python and imports what bench imports: what is left is the sweep.
+   --output-tokens 128` as a child process (its rusage), with and without /metrics
+   scraping, beside a child that only starts Python and imports what bench imports.
+   The floor line is that start-up plus every streamed token at part 2's raw-socket
+   CPU per token: no Python client of this shape can go below it here.
 
 The server is the bundled llama.cpp one (SmolLM2-135M, started here) unless --url
 names another. On these sandboxes a socket wake-up costs ~0.2 ms of CPU (the
@@ -41,14 +44,17 @@ import aiohttp
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
 from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
+from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 
 TOKENS, REQUESTS = 128, 8
 PROMPT = "Tell me a long story about a lighthouse keeper. " * 2
 
 
-def level_cpu(url: str, out: Path, requests: int, tokens: int) -> tuple[float, float, int]:
-    """(client CPU s, wall s, tokens) of one c=1 level run by inferlab, scraping off."""
+def level_cpu(
+    url: str, out: Path, requests: int, tokens: int, scrape: bool = False
+) -> tuple[float, float, int]:
+    """(client CPU s, wall s, tokens) of one c=1 level run by inferlab."""
     cfg = BenchConfig(
         url=url,
         model=None,
@@ -58,7 +64,7 @@ def level_cpu(url: str, out: Path, requests: int, tokens: int) -> tuple[float, f
         prompt_tokens=16,
         output_tokens=tokens,
         out_dir=out,
-        scrape=False,
+        scrape=scrape,
     )
     res = event_loop_runner()(run_benchmark(cfg))
     lv = res.summary.levels[0]
@@ -163,18 +169,30 @@ def child_cpu_s(cmd: list[str]) -> tuple[float, int]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), rc
 
 
-def whole_process(url: str, out: Path) -> list[tuple[str, float]]:
-    imports = (
-        "import inferlab.cli, inferlab.bench.sweep, inferlab.bench.benchmark, uvloop, rich.progress"
-    )
-    child_cpu_s([sys.executable, "-c", imports])  # warm the bytecode cache first
-    start, _ = child_cpu_s([sys.executable, "-c", imports])
+def sweep_cpu_s(url: str, out: Path, *extra: str) -> tuple[float, int]:
+    """CPU seconds of `inferlab bench` over the small sweep in a child, and its tokens."""
     sweep = [sys.executable, "-m", "inferlab.cli", "bench", "--url", url, "--concurrency", "1,4"]
     sweep += ["--requests-per-level", str(REQUESTS), "--output-tokens", str(TOKENS)]
-    whole, rc = child_cpu_s([*sweep, "--no-plots", "--out", str(out / "sweep")])
+    cpu, rc = child_cpu_s([*sweep, "--no-plots", "--out", str(out), *extra])
     if rc != 0:
         raise SystemExit(f"inferlab bench exited {rc}")
-    return [("start + imports", start), ("the sweep itself", whole - start), ("whole", whole)]
+    tokens = sum(sum(r.event_tokens) for r in read_records(out / "records.jsonl"))
+    return cpu, tokens  # warm-up requests included: the process streamed them too
+
+
+def whole_process(url: str, out: Path, floor_s_per_token: float) -> list[tuple[str, float]]:
+    imports = "import inferlab.cli, inferlab.bench.sweep, uvloop, rich.progress"
+    child_cpu_s([sys.executable, "-c", imports])  # warm the bytecode cache first
+    start, _ = child_cpu_s([sys.executable, "-c", imports])
+    whole, tokens = sweep_cpu_s(url, out / "sweep")
+    quiet, _ = sweep_cpu_s(url, out / "sweep-no-scrape", "--no-scrape")
+    return [
+        ("start + imports", start),
+        ("the sweep itself", whole - start),
+        ("whole", whole),
+        ("whole, no /metrics", quiet),
+        (f"floor ({tokens} tok)", start + tokens * floor_s_per_token),
+    ]
 
 
 @contextmanager
@@ -199,11 +217,13 @@ def main() -> None:
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        with running_fake_server(ttft=12.0, tpot=0.0125, slow_every=0) as fake:
-            cpu, wall, _ = level_cpu(fake, out / "waiting", 1, 4)
-        print(
-            f"waiting on a 12 s TTFT: {cpu:.3f} CPU-s in {wall:.1f} s = {cpu / wall:.2%} of a core"
-        )
+        for metrics in ("none", "vllm"):  # vllm: a vLLM-sized /metrics scraped at 4 Hz
+            with running_fake_server(ttft=12.0, tpot=0.0125, slow_every=0, metrics=metrics) as f:
+                cpu, wall, _ = level_cpu(f, out / f"waiting-{metrics}", 1, 4, scrape=True)
+            print(
+                f"waiting on a 12 s TTFT, /metrics {metrics}: {cpu:.3f} CPU-s in {wall:.1f} s"
+                f" = {cpu / wall:.2%} of a core"
+            )
         with server(a.url) as url:
             model = model_of(url)
             rows = [
@@ -217,8 +237,10 @@ def main() -> None:
                 print(
                     f"{name:<18}{cpu:>7.3f}{tokens:>8}{cpu / tokens * 1e3:>10.3f}{cpu / wall:>8.2%}"
                 )
-            print("\nwhole process, c=1,4; 8 requests; 128 tokens (CPU s)")
-            for name, s in whole_process(url, out):
+            print("\nwhole process, c=1,4; 8 requests; 128 tokens (CPU s); floor: start +")
+            print("imports + every streamed token at the raw-socket floor's CPU per token")
+            floor_cpu, _, floor_tokens = rows[0][1]
+            for name, s in whole_process(url, out, floor_cpu / floor_tokens):
                 print(f"{name:<18}{s:>7.2f}")
 
 

@@ -146,3 +146,28 @@ def test_unknown_dialect() -> None:
     text = "# TYPE process_open_fds gauge\nprocess_open_fds 38\n"
     with pytest.raises(UnknownDialect, match="process_open_fds"):
         parse_metrics(text, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "name"),
+    [
+        ("llamacpp", "metrics-during-c4-load.txt"),
+        ("vllm", "metrics-during-c4-load.txt"),
+        ("vllm", "metrics-idle.txt"),
+        ("sglang", "metrics-by-name.txt"),
+        ("tgi", "metrics-by-name.txt"),
+    ],
+)
+def test_a_sample_without_histograms_keeps_every_other_field(dialect: str, name: str) -> None:
+    """The bench's samples between a level's ends skip the latency histograms (most of the
+    parsing); every counter and gauge must still read the same."""
+    text = fixture_text(dialect, name)
+    full = parse_metrics(text, 1.0, 2.0).to_json()
+    lean = parse_metrics(text, 1.0, 2.0, histograms=False).to_json()
+    hist = ("ttft_s", "itl_s", "e2e_s")
+    assert all(lean[k] is None for k in hist)
+    assert {k: v for k, v in lean.items() if k not in hist} == {
+        k: v for k, v in full.items() if k not in hist
+    }
+    if dialect != "llamacpp":  # llama.cpp publishes no latency histograms at all
+        assert any(full[k] is not None for k in hist)

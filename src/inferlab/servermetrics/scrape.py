@@ -84,12 +84,14 @@ def classify(url: str, status: int, body: str, content_type: str) -> None:
         raise MetricsUnparsable(f"{url} answered HTML, not Prometheus text")
 
 
-def snapshot_from(url: str, status: int, body: str, content_type: str, t0: float) -> Snapshot:
+def snapshot_from(
+    url: str, status: int, body: str, content_type: str, t0: float, histograms: bool = True
+) -> Snapshot:
     classify(url, status, body, content_type)
     t1 = time.perf_counter()
     wall = time.time() - (t1 - t0) / 2
     try:
-        return parse_metrics(body, (t0 + t1) / 2, wall)
+        return parse_metrics(body, (t0 + t1) / 2, wall, histograms)
     except MetricsError as e:
         raise type(e)(f"{url}: {e}") from e
 
@@ -110,7 +112,7 @@ async def fetch_snapshot(session: aiohttp.ClientSession, url: str, timeout_s: fl
     return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0)
 
 
-def scrape_once(url: str, timeout_s: float = 5.0) -> Snapshot:
+def scrape_once(url: str, timeout_s: float = 5.0, histograms: bool = True) -> Snapshot:
     """Synchronous GET of url (a /metrics URL; see metrics_url) -> Snapshot."""
     t0 = time.perf_counter()
     try:
@@ -128,4 +130,4 @@ def scrape_once(url: str, timeout_s: float = 5.0) -> Snapshot:
         if isinstance(reason, TimeoutError):
             raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
         raise MetricsUnreachable(f"cannot reach {url} ({reason})") from e
-    return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0)
+    return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0, histograms)
