@@ -274,20 +274,16 @@ def _first_rank(labels: dict[str, str]) -> bool:
 
 # The latency histograms' families: most of a scrape's parsing (vLLM: 5 of 6 ms). A bench
 # reads them from a level's first and last snapshot only, so the samples between skip them.
+_LATENCY = (
+    "time_to_first_token_seconds",
+    "inter_token_latency_seconds",
+    "time_per_output_token_seconds",
+    "e2e_request_latency_seconds",
+)
 _HISTOGRAMS: dict[str, tuple[str, ...]] = {
     "llamacpp": (),
-    **{
-        d: tuple(
-            f"{d}:{n}"
-            for n in (
-                "time_to_first_token_seconds",
-                "inter_token_latency_seconds",
-                "time_per_output_token_seconds",
-                "e2e_request_latency_seconds",
-            )
-        )
-        for d in ("vllm", "sglang")
-    },
+    "vllm": tuple(f"vllm:{n}" for n in _LATENCY),
+    "sglang": tuple(f"sglang:{n}" for n in _LATENCY),
     "tgi": ("tgi_request_mean_time_per_token_duration", "tgi_request_duration"),
 }
 
