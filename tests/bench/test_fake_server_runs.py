@@ -199,7 +199,9 @@ def test_rate_mode_records_queueing(fake_url: str, tmp_path: Path) -> None:
     res = asyncio.run(run_benchmark(cfg))
     lv = res.summary.to_json()["levels"][0]
     assert lv["rate_per_s"] == 20.0 and lv["requests_ok"] == 10
-    assert lv["queue_delay_s"]["max"] is not None and lv["queue_delay_s"]["max"] < 0.05
+    # No connection cap: nothing waits in the client (serialised sends would wait ~1 s);
+    # the bound leaves room for one scheduling hiccup on a shared machine.
+    assert lv["queue_delay_s"]["max"] is not None and lv["queue_delay_s"]["max"] < 0.2
 
 
 def test_floor_comparison_and_ceiling(fake_url: str, tmp_path: Path) -> None:
@@ -239,4 +241,7 @@ def test_rate_mode_client_queueing_is_queue_delay_not_ttft(tmp_path: Path) -> No
     lv = res.summary.to_json()["levels"][0]
     assert lv["requests_ok"] == 8
     assert lv["queue_delay_s"]["max"] > 0.5
-    assert lv["ttft_s"]["p99"] == pytest.approx(0.03, abs=0.01)
+    assert lv["ttft_s"]["p50"] == pytest.approx(0.03, abs=0.01)
+    # Had the wait for a connection leaked into TTFT, some TTFT would exceed 0.5 s. The
+    # bound leaves room for one scheduling hiccup on a shared machine (66 ms seen in CI).
+    assert lv["ttft_s"]["max"] < 0.25
