@@ -71,8 +71,9 @@ def test_two_workers_keep_every_record_and_stamp_as_well_as_one(tmp_path: Path) 
     assert sorted(w.requests_completed for w in level.workers) == [256, 256]
     # Every token of every record is on the driver's axis: never before the server wrote it.
     assert late_two.min() > -1.0
-    # Two workers stamp at least as promptly as one (a 2-core machine is noisy: 1 ms slack).
-    assert np.percentile(late_two, 50) <= np.percentile(late_one, 50) + 1.0
+    # Two workers stamp at least as promptly as one (here 21 vs 30 ms at p50). Runs on a
+    # shared 2-core machine vary by several ms at this load: 10 % + 1 ms of slack.
+    assert np.percentile(late_two, 50) <= 1.1 * np.percentile(late_one, 50) + 1.0
 
 
 class _KillWorkerOne(Hooks):
