@@ -110,7 +110,7 @@ class ShapedTrace:
     def describe(self) -> str:
         """One phrase: source, window, rows, speed and scale."""
         start, end = self.window_s
-        window = f"{start:g}:{'' if math.isinf(end) else f'{end:g}'} s"
+        window = f"{start:g} s to the end" if math.isinf(end) else f"{start:g}:{end:g} s"
         extra = "" if self.speed == 1 else f", {self.speed:g}x faster"
         extra += "" if self.length_scale == 1 else f", lengths x{self.length_scale:g}"
         return (
