@@ -185,6 +185,8 @@ def _shaped(kind: LengthKind, center_text: str, spread_text: str, max_tokens: in
 
 
 def _empirical(path_text: str, flag: str, max_tokens: int) -> LengthDist:
+    if not path_text.strip():
+        raise _Bad("empirical needs a FILE after 'empirical:'")
     path = Path(path_text)
     try:
         text = path.read_text(encoding="utf-8")
