@@ -137,7 +137,9 @@ def read_trace(name_or_path: str) -> Trace:
 def _to_trace(rows: Rows) -> Trace:
     # Only the legacy simulate layout may be unsorted (it was always sorted on reading).
     order = np.argsort(rows.times_s, kind="stable")
-    hashes = None if rows.hash_ids is None else tuple(rows.hash_ids[k] for k in order)
+    hashes = rows.hash_ids
+    if hashes is not None and bool(np.any(order != np.arange(len(order)))):
+        hashes = tuple(hashes[k] for k in order)
     start = float(rows.times_s[order[0]])
     return Trace(
         source=rows.source,
