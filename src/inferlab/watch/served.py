@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from inferlab.errors import InferlabError
+from inferlab.httpbody import MAX_JSON_BYTES, read_bounded_sync
 
 
 def server_base(url: str) -> str:
@@ -51,7 +52,7 @@ def served_model(url: str, timeout_s: float = 5.0) -> str:
     listing = f"{server_base(url)}/v1/models"
     try:
         with urllib.request.urlopen(listing, timeout=timeout_s) as r:
-            data = json.loads(r.read().decode("utf-8", "replace"))
+            data = json.loads(read_bounded_sync(r, listing, MAX_JSON_BYTES))
     except (urllib.error.URLError, OSError, ValueError) as e:
         raise InferlabError(
             f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
