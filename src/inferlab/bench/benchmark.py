@@ -92,6 +92,7 @@ class BenchConfig:
     workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
     engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # a longer SSE event fails its request
+    floor_note: str | None = None  # how bench found the floor itself, or which flag gives MBU
 
 
 @dataclass(slots=True)
@@ -292,7 +293,8 @@ async def _run_one_level(
     n = warm + cfg.requests_per_level
     seeds = [cfg.seed * 1_000_003 + next_id + i for i in range(n)]
     prompts = await make_prompts(ctx.session, ctx.root_url, state.model, cfg.prompt_tokens, seeds)
-    if not any(p.tokens is not None for p in prompts) and not state.warnings:
+    said = any(w.code == "no_tokenizer" for w in state.warnings)
+    if not any(p.tokens is not None for p in prompts) and not said:
         state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
     hooks.level_start(level, n)
     run = LevelRun(level)
@@ -328,6 +330,9 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
+    if cfg.floor_note:
+        code = "floor_stated" if cfg.floor is not None else "no_floor"
+        state.warnings.append(warning(code, "run", "info", cfg.floor_note))
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
     limit = cfg.max_connections or max(top, 64) + 8
     async with aiohttp.ClientSession(

@@ -139,7 +139,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
     )
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, floor_note=None)
 
 
 def resolve_floor(args: argparse.Namespace) -> Any:
@@ -246,10 +246,23 @@ def strict_failures(summary: RunSummary) -> list[RunWarning]:
     return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
 
+def stated_floor(args: argparse.Namespace) -> Any:
+    """No --floor-* flags: the floor of a local server's own GGUF, or which flag gives MBU
+    (one line on stderr, kept as an info warning in the summary)."""
+    from inferlab.bench.autofloor import auto_floor
+
+    auto = auto_floor(args.url, os.environ.get(args.api_key_env))
+    print(auto.line, file=sys.stderr)
+    args.floor_note = auto.line
+    return auto.floor
+
+
 def run(args: argparse.Namespace) -> int:
     check_sizes(args)
     levels = levels_from(args, [1, 2, 4, 8, 16, 32, 64])
     floor = resolve_floor(args)  # refuse a bad floor before any folder is made
+    if floor is None:
+        floor = stated_floor(args)
     with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
         return _run_in(args, levels, floor, out)
 
@@ -284,6 +297,7 @@ def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) 
         engine=engine,
         workers=worker_options(args, levels, floor),
         max_event_bytes=args.max_event_bytes,
+        floor_note=args.floor_note,
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
