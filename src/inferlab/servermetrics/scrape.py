@@ -41,6 +41,14 @@ class MetricsUnreachable(MetricsError):
     """Connection refused or reset, DNS failure, other HTTP errors."""
 
 
+class MetricsHTTPStatus(MetricsUnreachable):
+    """An HTTP status other than 200/404/501: 5xx is a server not ready (503 while loading)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def _check_http_url(url: str) -> None:
     """--url must be http(s)://HOST[:PORT]/...: urllib's own complaints are not user lines."""
     from urllib.parse import urlsplit
@@ -80,7 +88,7 @@ def classify(url: str, status: int, body: str, content_type: str) -> None:
             "(llama-server needs --metrics; SGLang --enable-metrics)"
         )
     if status != 200:
-        raise MetricsUnreachable(f"{url} answered HTTP {status}: {body[:120]!r}")
+        raise MetricsHTTPStatus(f"{url} answered HTTP {status}: {body[:120]!r}", status)
     if "html" in content_type.lower():
         raise MetricsUnparsable(f"{url} answered HTML, not Prometheus text")
 
