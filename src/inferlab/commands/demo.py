@@ -61,10 +61,23 @@ class _WatchServer(ProgressHooks):
             )
 
 
+def _fixed(value: str | int | None, flag: str) -> int | None:
+    """The demo's lengths are fixed: one whole number of tokens."""
+    if value is None or isinstance(value, int):
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InferlabError(f"{flag} {value!r}: the demo takes a fixed length N >= 1")
+    return n
+
+
 def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
     levels = args.concurrency or ([1, 2, 4] if args.quick else [1, 2, 4, 8, 16])
     requests = args.requests_per_level or (4 if args.quick else 16)
-    out_tokens = args.output_tokens or (32 if args.quick else 128)
+    out_tokens = _fixed(args.output_tokens, "--output-tokens") or (32 if args.quick else 128)
     return levels, requests, out_tokens
 
 
@@ -233,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
         raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
     if args.gguf is not None and not args.gguf.is_file():
         raise InferlabError(f"--gguf {args.gguf}: no such file")
+    args.prompt_tokens = _fixed(args.prompt_tokens, "--prompt-tokens")
     _, requests, out_tokens = plan(args)
     args.requests_per_level, args.output_tokens = requests, out_tokens
     check_sizes(args)
