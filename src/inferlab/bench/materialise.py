@@ -67,6 +67,7 @@ async def _blocks(target: Target, specs: list[RequestSpec]) -> dict[int, str]:
 
 
 def _usable(s: RequestSpec) -> int:
+    """Whole shared blocks at the start of the prompt (see load.spec.usable_blocks)."""
     return s.shared_tokens // s.block_tokens if s.block_tokens else 0
 
 

@@ -72,11 +72,12 @@ class RequestSpec:
 
     @property
     def shared_tokens(self) -> int:
-        """Prompt tokens made of shared blocks: whole blocks that fit in the prompt."""
+        """Prompt tokens made of shared blocks: the whole blocks that fit before its own text."""
         if not self.prefix_blocks or self.block_tokens <= 0:
             return 0
-        n = min(len(self.prefix_blocks), self.prompt_tokens // self.block_tokens)
-        return n * self.block_tokens
+        return usable_blocks(self.prompt_tokens, self.block_tokens, len(self.prefix_blocks)) * (
+            self.block_tokens
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +145,9 @@ class Requests:
         seen: set[int] = set()
         hits = 0
         for i in range(len(self)):
-            usable = int(self.prompt_tokens[i]) // self.block_tokens
+            blocks = self.request_blocks(i)
             chained = True
-            for b in self.request_blocks(i)[:usable]:
+            for b in blocks[: usable_blocks(int(self.prompt_tokens[i]), self.block_tokens)]:
                 chained = chained and b in seen
                 hits += self.block_tokens if chained else 0
                 seen.add(b)
@@ -162,6 +163,13 @@ class Requests:
         if self.message_tokens is not None:  # a turn's history was sent by the turn before
             history = int((self.prompt_tokens - self.message_tokens).sum())
         return (self.shared_prompt_tokens + history) / total
+
+
+def usable_blocks(prompt_tokens: int, block_tokens: int, blocks: int | None = None) -> int:
+    """Whole shared blocks a prompt holds, leaving at least one token of its own (a prompt
+    that is all shared text cannot be made unique, nor its length exact)."""
+    n = max(0, prompt_tokens - 1) // block_tokens
+    return n if blocks is None else min(n, blocks)
 
 
 def columns(

@@ -73,9 +73,10 @@ class Workload:
 
     def to_json(self) -> dict[str, Any]:
         """The load as both sides state it in summary.json (workload.load)."""
+        trace = "the trace's own" if self.trace is not None else None
         return {
-            "prompt_tokens": self.prompt.describe(),
-            "output_tokens": self.output.describe(),
+            "prompt_tokens": trace or self.prompt.describe(),
+            "output_tokens": trace or self.output.describe(),
             "arrival": self.arrival,
             "burstiness": self.burstiness,
             "seed": self.seed,
@@ -111,6 +112,10 @@ class Workload:
         """Extra requests sent before the measured ones; drawn apart from them."""
         n = self.warmup_count(level)
         streams = _streams(self.seed, level.label, WARMUP)
+        if level.kind == "trace" and self.trace is not None:  # lengths of the trace's own rows
+            tr = self.trace.trace
+            rows = streams[1].integers(0, tr.rows, n)
+            return columns(np.full(n, np.nan), tr.prompt_tokens[rows], tr.output_tokens[rows])
         closed = Level("concurrency", max(1.0, level.value), level.name)
         return self._draw(closed, n, streams)
 
