@@ -28,7 +28,7 @@ from inferlab.bench.fleet import (
     worker_levels,
 )
 from inferlab.bench.lag import lag_p99_s
-from inferlab.bench.loadstats import allow_prefix_hits, load_block
+from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
 from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
@@ -179,6 +179,7 @@ def _level_block(
         workload = (cfg.prompt_tokens, cfg.output_tokens)
         s, more = attach_server(s, run.server_samples, target, cfg.floor, workload)
         warns += allow_prefix_hits(more, cfg.workload.shares_prefix)
+        s = counters_hit_ratio(s, cfg.workload.shares_prefix)
     return s, warns
 
 

@@ -30,7 +30,8 @@ def _rate(stamps_ns: list[int]) -> float | None:
 
 
 def server_hit_ratio(records: list[RequestRecord]) -> float | None:
-    """Prompt tokens the server says it served from its cache, over all prompt tokens."""
+    """Prompt tokens the server says it served from its cache, over all prompt tokens:
+    llama.cpp's timings.cache_n, else usage.prompt_tokens_details.cached_tokens."""
     cached = total = 0
     seen = False
     for r in records:
@@ -76,6 +77,18 @@ def load_block(
         )
         warns.append(warning("schedule_lag", s.label, "warning", msg))
     return s, warns
+
+
+def counters_hit_ratio(s: LevelSummary, shares: bool) -> LevelSummary:
+    """Where no response said how many prompt tokens were cached, the server's own
+    counters over the level (vLLM prefix_cache_hits / prefix_cache_queries)."""
+    srv = s.server
+    if not shares or s.prefix_cache_hit_ratio is not None or srv is None:
+        return s
+    hits, queries = srv.prefix_cache_hit_tokens, srv.prefix_cache_query_tokens
+    if hits is None or not queries:
+        return s
+    return dataclasses.replace(s, prefix_cache_hit_ratio=hits / queries)
 
 
 def allow_prefix_hits(warns: list[RunWarning], shares: bool) -> list[RunWarning]:
