@@ -211,15 +211,27 @@ async def _open_loop(
     tasks: list[asyncio.Task[Any]] = []
     for chain in chains:
         target = start + int((prompts[chain[0]].at_s or 0.0) * 1e9)
-        delay = (target - time.perf_counter_ns()) / 1e9
-        if delay > 0:
-            await asyncio.sleep(delay)
+        await _until(target)
         sched = target - ctx.t0_ns
         if len(chain) == 1:
             tasks.append(asyncio.create_task(send(chain[0], sched, [])))
         else:
             tasks.append(asyncio.create_task(_chain(ctx, chain, sched, send)))
     await asyncio.gather(*tasks)
+
+
+# Event-loop timers fire on a millisecond grid (epoll, libuv), so a sleep can end up to
+# 1 ms late: wake this much early, then yield to the other streams until the instant.
+WAKE_EARLY_NS = 1_500_000
+
+
+async def _until(target_ns: int) -> None:
+    """Return at `target_ns` (perf_counter_ns), not a timer tick after it."""
+    delay_ns = target_ns - time.perf_counter_ns()
+    if delay_ns > WAKE_EARLY_NS:
+        await asyncio.sleep((delay_ns - WAKE_EARLY_NS) / 1e9)
+    while time.perf_counter_ns() < target_ns:
+        await asyncio.sleep(0)  # other streams still run while the instant comes
 
 
 def event_loop_runner() -> Any:
