@@ -146,7 +146,12 @@ def workload_from(args: argparse.Namespace) -> Any:
         raise InferlabError(
             f"--rate: each rate must be {MIN_RATE_PER_S:g}/s to {MAX_RATE_PER_S:g}/s, e.g. 4,8,16"
         )
-    return load_from_args(args, BENCH_LOAD)
+    workload = load_from_args(args, BENCH_LOAD)
+    if workload.output.kind == "fixed" and workload.output.a < 2:
+        raise InferlabError(
+            "--output-tokens: at least 2 for bench (TPOT is the time between output tokens)"
+        )
+    return workload
 
 
 def check_sizes(args: argparse.Namespace) -> None:

@@ -51,12 +51,13 @@ def _positive_int(text: str) -> int:
 
 
 def _rates(text: str) -> list[float]:
+    bad = argparse.ArgumentTypeError(f"{text!r}: give positive rates, e.g. 4,8,16 or 5/s")
     try:
         values = [parse_rate(x.strip()) for x in text.split(",") if x.strip()]
     except (InferlabError, ValueError):
-        raise argparse.ArgumentTypeError(f"{text!r}: write rates like 4,8,16 or 5/s") from None
-    if not values:
-        raise argparse.ArgumentTypeError(f"{text!r}: write rates like 4,8,16 or 5/s")
+        raise bad from None
+    if not values or not all(0 < v < math.inf for v in values):  # NaN fails too
+        raise bad
     return values
 
 
