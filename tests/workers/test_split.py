@@ -42,3 +42,12 @@ def test_rate_is_divided_evenly_and_ids_stay_unique() -> None:
     assert sum(len(s.prompts) for s in shares) == 101
     seen = [s.first_id + p.index for s in shares for p in s.prompts]
     assert sorted(seen) == list(range(101))
+
+
+def test_a_conversation_stays_on_one_worker() -> None:
+    prompts = [Prompt(f"p{i}", 4, index=i, conversation_id=i // 3, turn=i % 3) for i in range(12)]
+    shares = split_level("concurrency", 4, "c=4", prompts, 0, 0, 2)
+    for s in shares:
+        convs = [p.conversation_id for p in s.prompts]
+        assert convs == sorted(convs) and all(convs.count(c) == 3 for c in set(convs))
+    assert sorted(p.index for s in shares for p in s.prompts) == list(range(12))

@@ -70,7 +70,8 @@ def split_level(
 ) -> list[Share]:
     """This level's shares: streams (or rate) and requests divided among the workers.
 
-    Prompts are dealt round-robin: each worker's warm-up comes first in its share, and
+    Prompts are dealt round-robin (a conversation's turns as one): each worker's warm-up
+    comes first in its share, and
     in an open loop each worker sends 1/N of the schedule at the same instants. Prompts
     keep their index in the level (their request id and warm-up mark).
     """
@@ -78,8 +79,22 @@ def split_level(
     n = workers if open_loop else min(workers, int(value))
     n = max(1, n)
     values = [value / n] * n if open_loop else split_counts(int(value), n)
-    chunks = [tuple(prompts[i::n]) for i in range(n)]
-    return [Share(i, label, kind, values[i], first_id, chunks[i], warmup) for i in range(n)]
+    chunks: list[list[Prompt]] = [[] for _ in range(n)]
+    for k, chain in enumerate(_chains(prompts)):  # a conversation stays on one worker
+        chunks[k % n].extend(chain)
+    return [Share(i, label, kind, values[i], first_id, tuple(chunks[i]), warmup) for i in range(n)]
+
+
+def _chains(prompts: list[Prompt]) -> list[list[Prompt]]:
+    """Consecutive turns of one conversation together; every other prompt alone."""
+    out: list[list[Prompt]] = []
+    for p in prompts:
+        same = out and p.turn > 0 and p.conversation_id is not None
+        if same and out[-1][-1].conversation_id == p.conversation_id:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
 
 
 def clock_offsets(pool: Pool) -> list[ClockOffset]:
