@@ -24,6 +24,12 @@ def test_fixed_gives_n_every_time() -> None:
     assert d.mean_tokens == 128 and d.max_possible == 128 and d.describe() == "fixed 128"
 
 
+def test_fixed_constructor_checks_like_the_flag() -> None:
+    assert LengthDist.fixed(64) == LengthDist.parse("64", "--output-tokens")
+    with pytest.raises(InferlabError, match="N must be between 1 and 10"):
+        LengthDist.fixed(11, max_tokens=10)
+
+
 def test_uniform_covers_both_ends_and_nothing_else() -> None:
     d = LengthDist.parse("uniform:3:7", "--prompt-tokens")
     x = d.sample(_rng(), 10_000)
@@ -153,6 +159,7 @@ def test_empirical_missing_or_empty_file(tmp_path: Path) -> None:
         "3:",
         "2000",
         "uniform:2000:3000",
+        "empirical:",
     ],
 )
 def test_malformed_text_is_one_line_listing_the_forms(text: str) -> None:

@@ -69,11 +69,12 @@ class LengthDist:
     def sample(self, rng: np.random.Generator, n: int) -> npt.NDArray[np.int64]:
         """n draws as int64, each within [1, max_tokens]."""
         if self.kind == "fixed":
-            raw: npt.NDArray[np.float64] = np.full(n, self.a)
-        elif self.kind == "uniform":
-            raw = rng.integers(int(self.a), int(self.b) + 1, size=n).astype(np.float64)
-        elif self.kind == "normal":
-            raw = rng.normal(self.a, self.b, size=n)
+            return np.full(n, int(self.a), dtype=np.int64)  # within [1, max] by construction
+        if self.kind == "uniform":
+            drawn = rng.integers(int(self.a), int(self.b) + 1, size=n, dtype=np.int64)
+            return np.minimum(drawn, self.max_tokens)  # LO >= 1 by construction
+        if self.kind == "normal":
+            raw: npt.NDArray[np.float64] = rng.normal(self.a, self.b, size=n)
         elif self.kind == "lognormal":
             raw = rng.lognormal(math.log(self.a), self.b, size=n)
         else:
@@ -184,6 +185,8 @@ def _shaped(kind: LengthKind, center_text: str, spread_text: str, max_tokens: in
 
 
 def _empirical(path_text: str, flag: str, max_tokens: int) -> LengthDist:
+    if not path_text.strip():
+        raise _Bad("empirical needs a FILE after 'empirical:'")
     path = Path(path_text)
     try:
         text = path.read_text(encoding="utf-8")
