@@ -51,7 +51,7 @@ def _positive_int(text: str) -> int:
 
 
 def _rates(text: str) -> list[float]:
-    bad = argparse.ArgumentTypeError(f"{text!r}: give positive rates, e.g. 4,8,16 or 5/s")
+    bad = argparse.ArgumentTypeError(f"{text!r}: a rate must be positive, e.g. 4,8,16 or 5/s")
     try:
         values = [parse_rate(x.strip()) for x in text.split(",") if x.strip()]
     except (InferlabError, ValueError):
