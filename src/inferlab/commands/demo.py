@@ -1,7 +1,7 @@
 """`inferlab demo`: the lesson of the decode phase on this machine, with real numbers.
 
 probe -> floor for the served GGUF on `this-machine` -> a real llama.cpp server
--> a concurrency sweep (short prompts, forced outputs), then a minute of real traffic
+-> a concurrency sweep (short prompts, forced outputs), then 30 s of real traffic
 (a slice of the Azure conversation trace, see demo_trace.py) -> table, reading, report.
 """
 
