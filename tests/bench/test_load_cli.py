@@ -87,3 +87,26 @@ def test_warmup_zero_for_every_kind(run_cli: Any, fake_url: str, tmp_path: Path)
         assert code == 0, (load, err)
         rows = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
         assert rows and all(r["phase"] == "measure" for r in rows), load
+
+
+def test_conversations_are_the_same_turns_on_both_sides(
+    run_cli: Any, fake_url: str, tmp_path: Path
+) -> None:
+    flags = ("--concurrency", "2", "--turns", "3", "--think-time", "10ms", "--requests-per-level")
+    flags = (*flags, "7", "--prompt-tokens", "uniform:3:9", "--output-tokens", "uniform:2:5")
+    code, _, err = run_cli("bench", "--url", fake_url, *flags, "--out", str(tmp_path / "b"))
+    assert code == 0, err
+    code, _, err = run_cli(*SIM, *flags, "--out", str(tmp_path / "s"))
+    assert code == 0, err
+
+    def turns(folder: Path) -> list[tuple[Any, ...]]:
+        rows = _records(folder)
+        keys = ("conversation_id", "turn", "prompt_tokens_target", "max_tokens")
+        return sorted(tuple(r[k] for k in keys) for r in rows)
+
+    measured = turns(tmp_path / "b")
+    assert measured == turns(tmp_path / "s")
+    assert [t[:2] for t in measured] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0)]
+    for folder in ("b", "s"):
+        level = json.loads((tmp_path / folder / "summary.json").read_text())["levels"][0]
+        assert [t["turn"] for t in level["per_turn"]] == [0, 1, 2]

@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 
 from inferlab.metrics.checks import warning
-from inferlab.metrics.requests import latency
 from inferlab.metrics.stats import latency_stats
+from inferlab.metrics.turns import per_turn
 from inferlab.records import RequestRecord
-from inferlab.summary import LevelSummary, RunWarning, TurnStats
+from inferlab.summary import LevelSummary, RunWarning
 
 LAG_WARN_S = 0.005  # p99 schedule lag above this: the client did not keep the schedule
 NS = 1e9
@@ -96,22 +96,3 @@ def allow_prefix_hits(warns: list[RunWarning], shares: bool) -> list[RunWarning]
     if not shares:
         return warns
     return [w for w in warns if w.code != "prefix_cache_hit"]
-
-
-def per_turn(records: list[RequestRecord]) -> tuple[TurnStats, ...]:
-    """TTFT and TPOT of each conversation turn, over the level's successful requests."""
-    by_turn: dict[int, list[RequestRecord]] = {}
-    for r in records:
-        by_turn.setdefault(r.turn, []).append(r)
-    out = []
-    for turn in sorted(by_turn):
-        lat = [x for x in (latency(r) for r in by_turn[turn]) if x is not None]
-        out.append(
-            TurnStats(
-                turn=turn,
-                requests_ok=len(lat),
-                ttft_s=latency_stats([x.ttft_s for x in lat]),
-                tpot_s=latency_stats([x.tpot_s for x in lat if x.tpot_s is not None]),
-            )
-        )
-    return tuple(out)

@@ -20,11 +20,13 @@ from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 
 if TYPE_CHECKING:
+    from inferlab.sim.engine import SimResult
     from inferlab.sim.limits import Limits
-    from inferlab.sim.output import LoadLabel
+    from inferlab.sim.output import LoadLabel, TokenTimes
     from inferlab.sim.scheduler import Policy
     from inferlab.sim.users import Chats, ClosedLoop
     from inferlab.sim.workload import Arrival
+    from inferlab.summary import LevelSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,3 +149,14 @@ def workload_json(load: Load, inject: list[str]) -> dict[str, Any]:
         "injected": inject,
         "load": w.to_json(),
     }
+
+
+def with_turns(level: LevelSummary, res: SimResult, times: TokenTimes, load: Load) -> LevelSummary:
+    """A conversation level's TTFT and TPOT per turn, as bench states them."""
+    if load.requests.message_tokens is None:
+        return level
+    from inferlab.metrics.turns import per_turn
+    from inferlab.sim.output import to_records
+
+    records = to_records(res, level.label, times, load.requests)
+    return dataclasses.replace(level, per_turn=per_turn(records))

@@ -195,7 +195,7 @@ def sim_config(
 
 
 def run(args: argparse.Namespace) -> int:
-    from inferlab.commands.sim_load import build_load, check_lengths
+    from inferlab.commands.sim_load import build_load, check_lengths, with_turns
     from inferlab.runfolder import resolve_run_folder
     from inferlab.sim.engine import simulate
     from inferlab.sim.output import TokenTimes, build_summary, summarize_result
@@ -213,12 +213,12 @@ def run(args: argparse.Namespace) -> int:
     times = TokenTimes.of(res)
     config = {**sim_config(desc, policy, args, load), "wall_s": wall}
     config["workload"]["requests_per_level"] = len(res.requests)
-    level = summarize_result(res, load.label, times)
+    level = with_turns(summarize_result(res, load.label, times), res, times, load)
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
     text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
     print_result(level, summary["simulation"], res, wall, text)
     if args.out is not None:
-        write_run(args, res, times, summary, text)
+        write_run(args, res, times, summary, text, load.requests)
     if args.json:
         from inferlab.jsonio import dumps
 
@@ -227,7 +227,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_run(
-    args: argparse.Namespace, res: Any, times: Any, summary: dict[str, Any], text: IO[str]
+    args: argparse.Namespace,
+    res: Any,
+    times: Any,
+    summary: dict[str, Any],
+    text: IO[str],
+    specs: Any = None,
 ) -> None:
     from inferlab.jsonio import write_json
     from inferlab.runfolder import claim_run_folder
@@ -235,7 +240,7 @@ def write_run(
 
     with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
         label = summary["levels"][0]["label"]
-        write_records(folder / "records.jsonl", iter_records(res, label, times))
+        write_records(folder / "records.jsonl", iter_records(res, label, times, specs))
         write_json(folder / "summary.json", summary)
     print(
         f"results: {folder}/ (records.jsonl, summary.json); `inferlab report {folder}`", file=text

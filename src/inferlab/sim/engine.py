@@ -196,7 +196,9 @@ def simulate(
     engine = Engine(model, policy, max_steps)
     ids = itertools.count()
     engine.push_all(
-        SimRequest(next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected)
+        SimRequest(
+            next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected, spec=a.spec
+        )
         for a in arrivals
     )
     if isinstance(users, Chats):

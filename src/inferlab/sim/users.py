@@ -44,7 +44,7 @@ class ClosedLoopUsers:
         if lp.prompts:
             i = self._next
             self._next += 1
-            return SimRequest(next(self._ids), t, lp.prompts[i], lp.outputs[i], user=user)
+            return SimRequest(next(self._ids), t, lp.prompts[i], lp.outputs[i], user=user, spec=i)
         return SimRequest(next(self._ids), t, lp.prompt_tokens, lp.output_tokens, user=user)
 
     def first_requests(self) -> list[SimRequest]:
@@ -99,7 +99,7 @@ class ChatUsers:
 
     def _send(self, row: int, t: float, user: int | None) -> SimRequest:
         c = self.chats
-        r = SimRequest(next(self._ids), t, c.prompts[row], c.outputs[row], user=user)
+        r = SimRequest(next(self._ids), t, c.prompts[row], c.outputs[row], user=user, spec=row)
         self._row[r.id] = row
         return r
 

@@ -22,6 +22,7 @@ class Arrival:
     prompt_tokens: int
     output_tokens: int
     injected: bool = False
+    spec: int = -1  # its row in the level's request specs (load/)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +106,14 @@ def open_loop(
 def arrivals_of(reqs: Requests) -> list[Arrival]:
     """A level's open-loop request specs as simulated arrivals."""
     return [
-        Arrival(t, p, o)
-        for t, p, o in zip(
-            reqs.arrival_s.tolist(),
-            reqs.prompt_tokens.tolist(),
-            reqs.output_tokens.tolist(),
-            strict=True,
+        Arrival(t, p, o, spec=i)
+        for i, (t, p, o) in enumerate(
+            zip(
+                reqs.arrival_s.tolist(),
+                reqs.prompt_tokens.tolist(),
+                reqs.output_tokens.tolist(),
+                strict=True,
+            )
         )
     ]
 
