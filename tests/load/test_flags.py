@@ -90,6 +90,7 @@ def test_gamma_shape_is_burstiness_and_burstiness_alone_means_gamma() -> None:
         (("--concurrency", "2", "--prefix-groups", "3"), "--prefix-groups G and --prefix-tokens P"),
         (("--rate", "5", "--burstiness", "0"), "--burstiness (--gamma-shape) must be positive"),
         (("--rate", "4", "--concurrency", "2"), "not both"),
+        (("--concurrency", "2", "--duration", "10s"), "a --concurrency level ends after"),
         (("--concurrency", "2", "--turns", "0"), "--turns must be 1 to"),
         (
             ("--concurrency", "2", "--turns", "2", "--prefix-groups", "2", "--prefix-tokens", "9"),

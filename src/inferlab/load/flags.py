@@ -91,11 +91,13 @@ def add_load_flags(p: argparse.ArgumentParser, defaults: LoadDefaults = LoadDefa
     forms = "N, uniform:LO:HI, normal:MEAN:SD, lognormal:MEDIAN:SIGMA or empirical:FILE"
     g.add_argument(
         "--prompt-tokens",
+        metavar="DIST",
         default=defaults.prompt_tokens,
         help=f"whole prompt length, shared prefix included: {forms} ({defaults.prompt_tokens})",
     )
     g.add_argument(
         "--output-tokens",
+        metavar="DIST",
         default=defaults.output_tokens,
         help=f"forced output length: {forms} ({defaults.output_tokens})",
     )
@@ -107,40 +109,82 @@ def add_load_flags(p: argparse.ArgumentParser, defaults: LoadDefaults = LoadDefa
     g.add_argument(
         "--burstiness",
         "--gamma-shape",
+        metavar="K",
         type=_number,
         help=f"gamma shape K: CV = 1/sqrt(K), < 1 burstier ({DEFAULT_GAMMA_SHAPE} with gamma)",
     )
-    g.add_argument("--seed", type=_positive_int, default=0, help="every draw reproducible (0)")
     g.add_argument(
-        "--prefix-groups", type=_positive_int, help="G shared system prompts (with --prefix-tokens)"
+        "--seed", metavar="N", type=_positive_int, default=0, help="every draw reproducible (0)"
     )
-    g.add_argument("--prefix-tokens", type=_positive_int, help="each shared prompt's tokens")
+    g.add_argument(
+        "--prefix-groups",
+        metavar="G",
+        type=_positive_int,
+        help="G shared system prompts (with --prefix-tokens)",
+    )
+    g.add_argument(
+        "--prefix-tokens", metavar="P", type=_positive_int, help="each shared prompt's tokens"
+    )
     g.add_argument(
         "--turns",
+        metavar="N",
         type=_positive_int,
         help="conversations of N turns on the chat API; --prompt-tokens is each new message",
     )
     g.add_argument(
-        "--think-time", type=_seconds, default=0.0, help="between a reply and the next turn (0)"
+        "--think-time",
+        metavar="T",
+        type=_seconds,
+        default=0.0,
+        help="between a reply and the next turn (0)",
     )
     if defaults.levels:
         _add_level_flags(g, defaults)
 
 
 def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
-    g.add_argument("--concurrency", type=_ints, help="closed-loop levels, streams: 1,2,4,8")
-    g.add_argument("--rate", type=_rates, help="open-loop levels, requests/s: 4,8,16 or 5/s")
-    g.add_argument("--requests-per-level", type=_positive_int, help="measured requests per level")
-    g.add_argument("--duration", type=_seconds, help="open loop: arrivals over this time, e.g. 60s")
-    g.add_argument("--warmup", type=_positive_int, help="warm-up requests per level, extra")
-    g.add_argument("--trace", help="replay a trace: a file, azure-conv, azure-code, mooncake-conv")
-    g.add_argument("--trace-window", help="START:END seconds of trace time, e.g. 0:60")
-    g.add_argument("--trace-speed", type=_number, default=1.0, help="replay X times faster (1)")
     g.add_argument(
-        "--length-scale", type=_number, default=1.0, help="multiply every trace length (1)"
+        "--concurrency", metavar="LIST", type=_ints, help="closed-loop levels, streams: 1,2,4,8"
+    )
+    g.add_argument(
+        "--rate", metavar="LIST", type=_rates, help="open-loop levels, requests/s: 4,8,16 or 5/s"
+    )
+    g.add_argument(
+        "--requests-per-level",
+        metavar="N",
+        type=_positive_int,
+        help=f"measured requests per level ({defaults.requests_per_level or '--duration'})",
+    )
+    g.add_argument(
+        "--duration",
+        metavar="T",
+        type=_seconds,
+        help="open loop: arrivals over this time, e.g. 60s",
+    )
+    g.add_argument(
+        "--warmup", metavar="N", type=_positive_int, help="warm-up requests per level, extra"
+    )
+    g.add_argument(
+        "--trace",
+        metavar="FILE|NAME",
+        help="replay a trace: a file, azure-conv, azure-code, mooncake-conv",
+    )
+    g.add_argument(
+        "--trace-window", metavar="START:END", help="START:END seconds of trace time, e.g. 0:60"
+    )
+    g.add_argument(
+        "--trace-speed", metavar="X", type=_number, default=1.0, help="replay X times faster (1)"
+    )
+    g.add_argument(
+        "--length-scale",
+        metavar="F",
+        type=_number,
+        default=1.0,
+        help="multiply every trace length (1)",
     )
     g.add_argument(
         "--trace-block-tokens",
+        metavar="N",
         type=_positive_int,
         default=DEFAULT_BLOCK_TOKENS,
         help=f"tokens per trace hash block ({DEFAULT_BLOCK_TOKENS})",
@@ -216,6 +260,12 @@ def load_from_args(args: argparse.Namespace, defaults: LoadDefaults = LoadDefaul
     requests, duration = args.requests_per_level, args.duration
     if duration is not None and not 0 < duration < math.inf:
         raise InferlabError("--duration must be positive and finite, e.g. 60s")
+    if requests is None and duration is not None and levels[0].kind == "concurrency":
+        if defaults.requests_per_level is not None:  # simulate counts users x requests
+            raise InferlabError(
+                "--duration ends open-loop (--rate) levels; a --concurrency level ends after "
+                "--requests-per-level"
+            )
     if requests is None and duration is None:
         requests, duration = defaults.requests_per_level, defaults.duration_s
     if requests is not None and not 1 <= requests <= MAX_REQUESTS:
