@@ -260,12 +260,13 @@ def load_from_args(args: argparse.Namespace, defaults: LoadDefaults = LoadDefaul
     requests, duration = args.requests_per_level, args.duration
     if duration is not None and not 0 < duration < math.inf:
         raise InferlabError("--duration must be positive and finite, e.g. 60s")
-    if requests is None and duration is not None and levels[0].kind == "concurrency":
-        if defaults.requests_per_level is not None:  # simulate counts users x requests
-            raise InferlabError(
-                "--duration ends open-loop (--rate) levels; a --concurrency level ends after "
-                "--requests-per-level"
-            )
+    closed = levels[0].kind == "concurrency"
+    # (simulate's closed loop without a count sends users x --requests-per-user)
+    if requests is None and duration is not None and closed and defaults.requests_per_level:
+        raise InferlabError(
+            "--duration ends open-loop (--rate) levels; a --concurrency level ends after "
+            "--requests-per-level"
+        )
     if requests is None and duration is None:
         requests, duration = defaults.requests_per_level, defaults.duration_s
     if requests is not None and not 1 <= requests <= MAX_REQUESTS:
