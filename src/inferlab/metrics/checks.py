@@ -85,9 +85,12 @@ def _prompt_off(f: LevelFacts) -> RunWarning | None:
     def want(r: RequestRecord) -> int:
         return r.prompt_tokens_target + extra if f.per_request_target else extra
 
-    # A conversation's later turn carries its history as the server templates it: unchecked.
+    # A conversation's turn is templated by the server (chat roles, its history): its
+    # new message is made exact with /tokenize, the whole prompt is not checked here.
     off = [
-        r for r in f.ok if r.prompt_tokens is not None and not r.turn and r.prompt_tokens != want(r)
+        r
+        for r in f.ok
+        if r.prompt_tokens is not None and r.conversation_id is None and r.prompt_tokens != want(r)
     ]
     if not off:
         return None
