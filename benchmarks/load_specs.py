@@ -46,9 +46,8 @@ def time_specs(n: int) -> float:
 
 def replay_lag(rate: float, seconds: float) -> tuple[int, dict[str, float | None], float | None]:
     """Bench replays a generic trace at `rate` for `seconds`; (requests, lag stats, achieved)."""
-    from inferlab.load.traces import read_trace, shape_trace
-
     from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
+    from inferlab.load.traces import read_trace, shape_trace
     from inferlab.load.workload import TraceLoad
     from inferlab.testing.fake_server import running_fake_server
 
