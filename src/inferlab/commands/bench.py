@@ -234,8 +234,8 @@ def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> i
         levels=levels,
         requests_per_level=workload.requests_per_level or 0,
         warmup=args.warmup,
-        prompt_tokens=max(1, round(workload.prompt.mean_tokens)),
-        output_tokens=max(1, round(workload.output.mean_tokens)),
+        prompt_tokens=workload.mean_tokens()[0],  # the floor compares at the mean lengths
+        output_tokens=workload.mean_tokens()[1],
         api=args.api,
         api_key=os.environ.get(args.api_key_env),
         force_length=not args.no_force_length,
@@ -250,7 +250,7 @@ def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> i
         scrape=not args.no_scrape,
         metrics_url=args.metrics_url,
         engine=engine,
-        workers=worker_options(args, levels, floor, max(1, round(workload.output.mean_tokens))),
+        workers=worker_options(args, levels, floor, workload.mean_tokens()[1]),
         load=workload,
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.

@@ -89,6 +89,15 @@ class Workload:
             "think_time_s": self.conversation.think_time_s if self.conversation else None,
         }
 
+    def mean_tokens(self) -> tuple[int, int]:
+        """The mean prompt and output lengths (a trace's own), rounded, at least 1."""
+        if self.trace is not None and self.trace.trace.rows:
+            tr = self.trace.trace
+            prompt, output = float(np.mean(tr.prompt_tokens)), float(np.mean(tr.output_tokens))
+        else:
+            prompt, output = self.prompt.mean_tokens, self.output.mean_tokens
+        return max(1, round(prompt)), max(1, round(output))
+
     def longest_tokens(self, n: int = 4096) -> tuple[int, int]:
         """The longest prompt and output among n draws: what one request may ask at most."""
         if self.trace is not None and len(self.trace.trace.prompt_tokens):
