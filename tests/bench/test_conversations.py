@@ -100,3 +100,14 @@ def test_requests_longer_than_the_context_are_refused(run_cli: Any, tmp_path: Pa
         )
     assert code == 2 and out == ""
     assert "beyond the server's max_model_len of 100" in err
+
+
+def test_a_trace_row_beyond_the_context_is_named(run_cli: Any, tmp_path: Path) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp_s,prompt_tokens,output_tokens\n0,20,5\n1,300,20\n")
+    with chat_server(max_model_len=100) as (url, seen):
+        code, out, err = run_cli(
+            "bench", "--url", url, "--trace", str(trace), "--out", str(tmp_path / "r"), "--json"
+        )
+    assert code == 2 and out == "" and not seen.bodies  # refused before any request
+    assert f"{trace}:3" in err and "max_model_len of 100" in err and "--length-scale" in err
