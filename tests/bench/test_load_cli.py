@@ -64,7 +64,12 @@ def test_warmup_zero_for_every_kind(run_cli: Any, fake_url: str, tmp_path: Path)
     trace = tmp_path / "t.csv"
     trace.write_text("timestamp_s,prompt_tokens,output_tokens\n0,5,3\n0.05,6,3\n0.1,7,3\n")
     for i, load in enumerate(
-        [("--concurrency", "2"), ("--rate", "50"), ("--trace", str(trace)), ("--turns", "2")]
+        [
+            ("--concurrency", "2"),
+            ("--rate", "50"),
+            ("--trace", str(trace)),
+            ("--concurrency", "2", "--turns", "2"),
+        ]
     ):
         out = tmp_path / f"r{i}"
         code, _, err = run_cli(
