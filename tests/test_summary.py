@@ -126,4 +126,4 @@ def test_a_simulated_summary_is_a_run_summary(tmp_path: Path) -> None:
     assert s.simulation is not None and s.simulation.policy == "continuous"
     assert s.simulation.step_time_model == "roofline" and s.simulation.rest["efficiency"] == 1.0
     assert s.utilisation is not None and s.utilisation.rows
-    assert s.levels[0].label == "users=3" and s.levels[0].requests_ok == 3
+    assert s.levels[0].label == "c=3" and s.levels[0].requests_ok == 3

@@ -45,6 +45,11 @@ class RequestRecord:
     retries: int = 0  # resends after a stale pooled connection failed before any response
     worker: int = 0  # which load worker sent it (bench --workers / --ray)
     host: str = ""  # that worker's host name ("" for the in-process default)
+    # What the request's spec (load/) said it belongs to; defaults keep old records readable.
+    conversation_id: int | None = None
+    turn: int = 0  # 0: a conversation's first turn, or a lone request
+    prefix_group: int | None = None  # --prefix-groups: which shared system prompt
+    cached_prompt_tokens_server: int | None = None  # llama.cpp timings.cache_n (final chunk)
 
     @property
     def ok(self) -> bool:

@@ -200,6 +200,16 @@ class EngineSplit(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStats(JsonRecord):
+    """A conversation turn's latencies over the level (turn 0 = first turns)."""
+
+    turn: int
+    requests_ok: int
+    ttft_s: LatencyStats = nested(LatencyStats.from_json)
+    tpot_s: LatencyStats = nested(LatencyStats.from_json)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -239,6 +249,15 @@ class LevelSummary(JsonRecord):
     server: ServerLevelMetrics | None = optional(ServerLevelMetrics.from_json)  # its /metrics
     workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
     engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
+    # Open-loop levels: the schedule asked, the sends achieved, and send - scheduled.
+    offered_rate_per_s: float | None = optional()
+    achieved_rate_per_s: float | None = optional()
+    schedule_lag_s: LatencyStats | None = optional(LatencyStats.from_json)
+    # Workloads that share prompt text: cached / prompt tokens the server reported, and the
+    # ratio a perfect prefix cache would give for the specs sent.
+    prefix_cache_hit_ratio: float | None = optional()
+    prefix_cache_hit_ratio_implied: float | None = optional()
+    per_turn: tuple[TurnStats, ...] | None = optional(tuple_of(TurnStats.from_json))
     rest: dict[str, Any] = rest()
 
     @property

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-LevelKind = Literal["concurrency", "rate"]  # closed loop (streams) or open loop (req/s)
+LevelKind = Literal["concurrency", "rate", "trace"]  # closed loop, open loop, a replayed trace
 Severity = Literal["error", "warning", "info"]  # error fails --strict
 Bound = Literal["memory", "compute"]  # which roof a step hits
 Phase = Literal["warmup", "measure"]  # a request record's part of its level

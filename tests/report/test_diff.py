@@ -37,8 +37,8 @@ def test_simulated_beside_measured(run_cli, tmp_path: Path) -> None:  # type: ig
     _simulate(run_cli, sim, measured, 4)
     a, b = load_run(sim), load_run(measured)
     d = diff_runs("sim", a, "measured", b)
-    # users=4 (closed loop, simulated) is bench's c=4: matched by load
-    assert [p.label for p in d.pairs] == ["users=4 | c=4"]
+    # a simulated closed loop of 4 users is labelled as bench labels it: c=4
+    assert [p.label for p in d.pairs] == ["c=4"]
     assert d.only_a == () and d.only_b == ("c=1", "c=2", "c=8", "c=16")
     tpot = {m.name: m for m in d.pairs[0].metrics}["TPOT p50"]
     sim_tpot_ms = (a.levels[0].tpot_s.p50 or 0.0) * 1e3
@@ -53,10 +53,13 @@ def test_simulated_beside_measured(run_cli, tmp_path: Path) -> None:  # type: ig
         "report", str(sim), str(measured), "--compare", str(tmp_path / "c.png")
     )
     assert code == 0, err
-    assert "users=4 | c=4" in out and "only in B (measured (measured)): c=1, c=2, c=8, c=16" in out
+    assert (
+        any(ln.lstrip().startswith("c=4") for ln in out.splitlines())
+        and "only in B (measured (measured)): c=1, c=2, c=8, c=16" in out
+    )
     assert f"{REAL_C4_TPOT_P50_MS:.4g}" in out  # 37.49, the measured TPOT p50 in ms
     page = (tmp_path / "c.html").read_text()
-    assert "users=4 | c=4" in page and "c=16" in page and "TTFT p99 ms" in page
+    assert "c=4" in page and "c=16" in page and "TTFT p99 ms" in page
 
 
 def test_two_simulated_runs_matched_by_label(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -66,7 +69,7 @@ def test_two_simulated_runs_matched_by_label(run_cli, tmp_path: Path) -> None:  
     _simulate(run_cli, two, measured, 4, "--policy", "static")
     a, b = load_run(one), load_run(two)
     d = diff_runs("continuous", a, "static", b)
-    assert [p.label for p in d.pairs] == ["users=4"] and not (d.only_a or d.only_b)
+    assert [p.label for p in d.pairs] == ["c=4"] and not (d.only_a or d.only_b)
     head, rows = diff_rows(d)
     assert head == ["level", "metric", "continuous", "static", "B - A", "B / A"]
     e2e = next(r for r in rows if r[1] == "E2E p50 ms")

@@ -28,14 +28,19 @@ from inferlab.bench.fleet import (
     worker_levels,
 )
 from inferlab.bench.lag import lag_p99_s
+from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
+from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
-from inferlab.bench.workload import make_prompts
 from inferlab.engine_result import EngineBench
+from inferlab.errors import InferlabError
 from inferlab.jsonio import write_json
+from inferlab.load.flags import MAX_TOKENS
+from inferlab.load.spec import Requests
+from inferlab.load.workload import Workload
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
 from inferlab.metrics.decomposition import apply_engine_baseline
@@ -51,8 +56,8 @@ from inferlab.summary import (
     RunSummary,
     RunWarning,
     ServerBlock,
-    Workload,
 )
+from inferlab.summary import Workload as WorkloadBlock
 
 
 @dataclass(slots=True)
@@ -85,6 +90,13 @@ class BenchConfig:
     engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # a longer SSE event fails its request
     floor_note: str | None = None  # how bench found the floor itself, or which flag gives MBU
+    # The load (load/): lengths, arrivals, traces, prefixes. None: fixed lengths from the
+    # fields above (prompt_tokens, output_tokens, requests_per_level, warmup, seed, levels).
+    load: Workload | None = None
+
+    @property
+    def workload(self) -> Workload:
+        return self.load if self.load is not None else fixed_workload(self)
 
 
 @dataclass(slots=True)
@@ -93,6 +105,20 @@ class BenchResult:
     runs: list[LevelRun]
     summary_path: Path
     records_path: Path
+
+
+def fixed_workload(cfg: BenchConfig) -> Workload:
+    """The load of a config stated with fixed lengths (the demo, engine-bench, tests)."""
+    from inferlab.load.lengths import LengthDist
+
+    return Workload(
+        LengthDist.parse(str(cfg.prompt_tokens), "--prompt-tokens", MAX_TOKENS),
+        LengthDist.parse(str(cfg.output_tokens), "--output-tokens", MAX_TOKENS),
+        tuple(cfg.levels),
+        requests_per_level=cfg.requests_per_level,
+        seed=cfg.seed,
+        warmup=cfg.warmup,
+    )
 
 
 def floor_block(floor: Floor | None) -> FloorBlock | None:
@@ -126,7 +152,8 @@ def _level_block(
     cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None
 ) -> tuple[LevelSummary, list[RunWarning]]:
     lv = run.level
-    s = summarize_level(lv.label, lv.kind, lv.value, run.records, cfg.stall_factor)
+    s = summarize_level(lv.label, lv.summary_kind, lv.value, run.records, cfg.stall_factor)
+    s, load_warns = load_block(s, run.records, cfg.workload.shares_prefix, run.implied_hit_ratio)
     client = fleet_client_stats(run) if run.workers else _client_stats(run)
     s = dataclasses.replace(s, client=client, interrupted=run.interrupted)
     if run.workers and offsets:
@@ -137,15 +164,17 @@ def _level_block(
         comparison = compare_level(s, fl.cost, fl.hardware, cfg.prompt_tokens, cfg.output_tokens)
         s = dataclasses.replace(s, comparison=comparison)
         ceiling = decode_point(fl.cost, fl.hardware, 1, cfg.prompt_tokens).tokens_per_s_per_user
-    expected_prompt = cfg.prompt_tokens + int(cfg.extra.get("prompt_template_tokens", 0))
-    warns = check_level(s, run.records, expected_prompt, ceiling, client, cfg.lag_threshold_s)
+    template = int(cfg.extra.get("prompt_template_tokens", 0))
+    warns = check_level(s, run.records, template, ceiling, client, cfg.lag_threshold_s, True)
+    warns = allow_prefix_hits(warns, cfg.workload.shares_prefix) + load_warns
     if run.server_samples is not None:  # the server's own books (servermetrics/)
         from inferlab.metrics.server_checks import attach_server
 
         target = int(lv.value) if lv.kind == "concurrency" else None
         workload = (cfg.prompt_tokens, cfg.output_tokens)
         s, more = attach_server(s, run.server_samples, target, cfg.floor, workload)
-        warns += more
+        warns += allow_prefix_hits(more, cfg.workload.shares_prefix)
+        s = counters_hit_ratio(s, cfg.workload.shares_prefix)
     return s, warns
 
 
@@ -166,8 +195,8 @@ class RunState:
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
 
 
-def _workload(cfg: BenchConfig) -> Workload:
-    return Workload(
+def _workload(cfg: BenchConfig) -> WorkloadBlock:
+    return WorkloadBlock(
         prompt_tokens=cfg.prompt_tokens,
         output_tokens=cfg.output_tokens,
         requests_per_level=cfg.requests_per_level,
@@ -178,6 +207,7 @@ def _workload(cfg: BenchConfig) -> Workload:
             "stall_factor": cfg.stall_factor,
             "seed": cfg.seed,
             "request_timeout_s": request_timeout_s(cfg),
+            "load": cfg.workload.to_json(),
         },
     )
 
@@ -219,7 +249,7 @@ def build_summary(state: RunState) -> RunSummary:
 def request_timeout_s(cfg: BenchConfig) -> float:
     if cfg.request_timeout_s is not None:
         return cfg.request_timeout_s
-    return default_request_timeout_s(cfg.prompt_tokens, cfg.output_tokens)
+    return default_request_timeout_s(*cfg.workload.longest_tokens())
 
 
 def _clock_block(state: RunState) -> dict[str, Any]:
@@ -265,12 +295,6 @@ def write_summary(path: Path, summary: RunSummary) -> None:
     write_json(path, summary)  # atomic: a crash never leaves half a summary
 
 
-def _warmup(cfg: BenchConfig, level: Level) -> int:
-    if cfg.warmup is not None:
-        return cfg.warmup
-    return 2 if level.kind == "rate" else max(1, int(level.value))
-
-
 _NO_TOKENIZER = (
     "the server has no /tokenize: prompt lengths are checked only against usage.prompt_tokens"
 )
@@ -279,40 +303,76 @@ _NO_TOKENIZER = (
 async def _run_one_level(
     ctx: LevelContext, state: RunState, level: Level, next_id: int, hooks: Hooks
 ) -> int:
-    """Prompts, then the level; returns how many requests it sent."""
+    """Prompts from the level's request specs, then the level; returns how many it sent."""
     cfg = state.cfg
-    warm = _warmup(cfg, level)
-    n = warm + cfg.requests_per_level
-    seeds = [cfg.seed * 1_000_003 + next_id + i for i in range(n)]
-    prompts = await make_prompts(ctx.session, ctx.root_url, state.model, cfg.prompt_tokens, seeds)
+    w = cfg.workload
+    reqs, warm = w.requests(level), w.warmup_requests(level)
+    target = Target(ctx.session, ctx.root_url, state.model)
+    prompts = await make_level_prompts(target, level, warm, reqs, cfg.seed * 1_000_003 + next_id)
     said = any(w.code == "no_tokenizer" for w in state.warnings)
     if not any(p.tokens is not None for p in prompts) and not said:
         state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
+    n = len(prompts)
     hooks.level_start(level, n)
-    run = LevelRun(level)
+    run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio)
     state.runs.append(run)
     if state.sampler is not None:
         await asyncio.to_thread(state.sampler.begin, level.label)
     if state.fleet is not None:
-        await state.fleet.run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+        await state.fleet.run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
     else:
-        await run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+        await run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
     if state.sampler is not None:
         run.server_samples = await asyncio.to_thread(state.sampler.end)
     return n
 
 
+async def preflight(
+    session: aiohttp.ClientSession, cfg: BenchConfig, info: ServerInfo, endpoint: Endpoint
+) -> None:
+    """Before anything is written: the chat API for --turns, every request within the
+    server's context (where it states it)."""
+    from inferlab.bench.server_limits import check_chat, context_tokens
+
+    w = cfg.workload
+    if w.conversation is not None:
+        await check_chat(session, endpoint)
+    found = await context_tokens(session, info, endpoint.model)
+    if found is None:
+        return
+    n_ctx, source = found
+    if w.trace is not None:
+        from inferlab.load.traces import check_context
+
+        check_context(w.trace.trace, n_ctx, source)
+        return
+    for level in w.levels:
+        check_context_fits(w.requests(level), n_ctx, level.label, source)
+
+
+def check_context_fits(reqs: Requests, n_ctx: int, label: str, source: str) -> None:
+    """Refuse a level whose longest request does not fit the server's context."""
+    longest = reqs.prompt_tokens + reqs.output_tokens
+    if len(longest) and int(longest.max()) > n_ctx:
+        i = int(longest.argmax())
+        raise InferlabError(
+            f"level {label}: request {i} needs {int(longest[i])} tokens "
+            f"({int(reqs.prompt_tokens[i])} prompt + {int(reqs.output_tokens[i])} output), "
+            f"beyond {source} of {n_ctx}; shorten --prompt-tokens / --output-tokens"
+        )
+
+
 def _endpoint(cfg: BenchConfig, info: ServerInfo, model: str) -> Endpoint:
-    """Where and how every request of the run is sent (the same in every worker)."""
     return Endpoint(
         info.base_url,
         model,
-        cfg.api,
+        "chat" if cfg.workload.conversation is not None else cfg.api,  # turns: the chat API
         cfg.api_key,
         cfg.force_length,
         info.kind,
         request_timeout_s(cfg),
         max_event_bytes=cfg.max_event_bytes,
+        cache_prompt=cfg.workload.shares_prefix,  # the prefix cache only where prompts share
     )
 
 
@@ -334,6 +394,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
         endpoint = _endpoint(cfg, info, state.model)
+        await preflight(session, cfg, info, endpoint)
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
         ctx = LevelContext(

@@ -18,6 +18,7 @@ import asyncio
 import functools
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,9 @@ class Endpoint:
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
     # An SSE event longer than this ends the request as malformed_stream (--max-event-bytes).
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    # llama.cpp's prefix cache: off for unique prompts (the floor comparison), on for a
+    # workload that shares prompt text on purpose (prefix groups, trace hash blocks).
+    cache_prompt: bool = False
 
     @property
     def url(self) -> str:
@@ -59,7 +63,9 @@ class Endpoint:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def body(self, prompt: str, max_tokens: int) -> dict[str, Any]:
+    def body(
+        self, prompt: str, max_tokens: int, history: Sequence[dict[str, str]] = ()
+    ) -> dict[str, Any]:
         b: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens,
@@ -68,14 +74,14 @@ class Endpoint:
             "temperature": 0.0,
         }
         if self.api == "chat":
-            b["messages"] = [{"role": "user", "content": prompt}]
+            b["messages"] = [*history, {"role": "user", "content": prompt}]
         else:
             b["prompt"] = prompt
         if self.force_length:
             b["ignore_eos"] = True  # vLLM, SGLang, llama.cpp
             b["min_tokens"] = max_tokens  # vLLM
         if self.server_kind == "llamacpp":
-            b["cache_prompt"] = False  # never reuse a slot's cached prefix
+            b["cache_prompt"] = self.cache_prompt  # reuse a slot's cached prefix only if shared
         return b
 
 
@@ -129,10 +135,11 @@ def make_connector(limit: int) -> aiohttp.TCPConnector:
 
 
 class _Stream:
-    """Folds parsed SSE payloads into a record."""
+    """Folds parsed SSE payloads into a record (and the text into `reply`, when asked)."""
 
-    def __init__(self, rec: RequestRecord) -> None:
+    def __init__(self, rec: RequestRecord, reply: list[str] | None = None) -> None:
         self.rec = rec
+        self.reply = reply
         self.done = False
         self._usage_tokens = 0
         self.streamed = 0  # sum(rec.event_tokens), kept as it grows: checked on every chunk
@@ -156,6 +163,9 @@ class _Stream:
             rec.error = f"server error mid-stream: {msg}"
             return
         usage = obj.get("usage") or None
+        timings = obj.get("timings")  # llama.cpp, final chunk: cache_n prompt tokens reused
+        if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
+            rec.cached_prompt_tokens_server = timings["cache_n"]
         content = False
         for choice in obj.get("choices") or []:
             text = choice.get("text")
@@ -163,6 +173,8 @@ class _Stream:
                 text = (choice.get("delta") or {}).get("content")
             if text:
                 content = True
+                if self.reply is not None:
+                    self.reply.append(text)
             if choice.get("finish_reason"):
                 rec.finish_reason = choice["finish_reason"]
         if content:
@@ -259,10 +271,15 @@ class _StallWatch:
 
 
 async def _attempt(
-    session: aiohttp.ClientSession, endpoint: Endpoint, rec: RequestRecord, body: Any, t0_ns: int
+    session: aiohttp.ClientSession,
+    endpoint: Endpoint,
+    rec: RequestRecord,
+    body: Any,
+    t0_ns: int,
+    reply: list[str] | None = None,
 ) -> None:
     """One try: send, check the status, read the stream into `rec` (raises on trouble)."""
-    st = _Stream(rec)
+    st = _Stream(rec, reply)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
     with _StallWatch(endpoint.read_timeout_s) as watch:
         async with session.post(
@@ -290,21 +307,27 @@ async def stream_request(
     rec: RequestRecord,
     prompt: str,
     t0_ns: int,
+    history: Sequence[dict[str, str]] = (),
+    reply: list[str] | None = None,
 ) -> RequestRecord:
     """Send one request and fill `rec`; never raises for server or network trouble.
+
+    `history`: a conversation's earlier messages (chat API); `reply` collects the text.
 
     The whole request (connect, headers, every event) must finish within the
     endpoint's request_timeout_s, the stream within max_tokens + a margin, and no
     silence may last read_timeout_s.
     """
     clock = time.perf_counter_ns
-    body = endpoint.body(prompt, rec.max_tokens)
+    body = endpoint.body(prompt, rec.max_tokens, history)
     for attempt in range(_ATTEMPTS):
         rec.send_ns = clock() - t0_ns
         deadline = asyncio.timeout(endpoint.request_timeout_s)
         try:
             async with deadline:
-                await _attempt(session, endpoint, rec, body, t0_ns)
+                if reply is not None:
+                    reply.clear()  # a retried attempt starts its reply again
+                await _attempt(session, endpoint, rec, body, t0_ns, reply)
             break
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
             # A stale pooled keep-alive connection the server had closed shows up as a

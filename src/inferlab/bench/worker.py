@@ -41,10 +41,10 @@ class Share:
     worker: int
     level_label: str  # the whole level's label, e.g. "c=1024"
     kind: LevelKind
-    value: float  # this worker's streams, or its own arrival rate (rate / N)
-    first_id: int  # request ids first_id .. first_id + len(prompts) - 1: unique across workers
+    value: float  # this worker's streams, or its share of the arrival rate (rate / N)
+    first_id: int  # the level's first request id: a prompt's id is first_id + its index
     prompts: tuple[Prompt, ...]
-    warmup: int  # the first `warmup` of this share's requests are warm-up
+    warmup: int  # prompts whose index is below this are warm-up (the level's count)
 
 
 @dataclass(frozen=True, slots=True)

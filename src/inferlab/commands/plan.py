@@ -8,10 +8,14 @@ from typing import TYPE_CHECKING
 from inferlab.commands.common import RATE
 from inferlab.commands.simulate import add_sim_args, build_limits, build_model, build_policy
 from inferlab.errors import InferlabError
+from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
+from inferlab.units import parse_time
 
 if TYPE_CHECKING:  # the simulator (numpy) loads only when the verb runs
     from inferlab.sim.plan import Plan, RatePoint
-from inferlab.units import parse_time
+
+# plan searches the rate itself: lengths, arrival process, prefixes and seed only.
+PLAN_LOAD = LoadDefaults(prompt_tokens="1000", output_tokens="300", levels=False)
 
 
 def parse_slo(text: str) -> tuple[float | None, float | None]:
@@ -34,8 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("plan", help="fleet size for a request rate under an SLO, priced")
     add_sim_args(p)
     p.add_argument("--rate", type=RATE, required=True, help="target arrivals, e.g. 50/s")
-    p.add_argument("--prompt-tokens", default="1000", help="N or LOW:HIGH (1000)")
-    p.add_argument("--output-tokens", default="300", help="N or LOW:HIGH (300)")
+    add_load_flags(p, PLAN_LOAD)
     p.add_argument("--slo", required=True, help="e.g. ttft_p99=1s,tpot_p99=50ms")
     p.add_argument("--gpu-hour", type=float, help="$ per GPU-hour, for the price")
     p.add_argument("--sim-duration", type=float, default=60.0, help="seconds simulated per rate")
@@ -48,7 +51,6 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.jsonio import dumps
     from inferlab.sim.limits import positive_finite
     from inferlab.sim.plan import Fleet, PlanLoad, Search, Slo, plan_fleet, plan_json
-    from inferlab.sim.workload import Lengths
 
     ttft, tpot = parse_slo(args.slo)
     duration = positive_finite(args.sim_duration, "--sim-duration", "60 (seconds per rate)")
@@ -58,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     search = Search(duration, args.seed, build_limits(args))
     model, desc, cost, hw = build_model(args)
     policy = build_policy(args, cost, hw)
-    prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
-    search.limits.check_request_steps(prompt.high, output.high, policy.chunk_tokens)
+    workload = load_from_args(args, PLAN_LOAD)
+    search.limits.check_request_steps(*workload.longest_tokens(), policy.chunk_tokens)
     lines: list[str] = []
     slo = Slo(ttft, tpot)
 
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             f"-> {'meets the SLO' if v is None else 'fails: ' + v}"
         )
 
-    load = PlanLoad(rate, prompt, output)
+    load = PlanLoad(rate, workload)
     plan = plan_fleet(model, policy, slo, load, Fleet(args.tp, args.gpu_hour), search, progress)
     if args.json:
         d = plan_json(plan, rate, slo)
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             f"policy: {policy.name}, max batch {policy.max_batch}, chunk {policy.chunk_tokens}, "
             f"KV capacity {policy.kv_capacity_tokens} tokens"
         )
-        print("each rate below is one simulation of a Poisson load:")
+        print(f"each rate below is one simulation of a {workload.arrival} load:")
         print("\n".join(lines))
         print_explain(plan, args)
     print_plan(plan, args)

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from inferlab.commands.common import (
     BYTES,
-    RATE,
     TIME,
     add_hardware,
     add_model,
@@ -21,13 +18,15 @@ from inferlab.commands.common import (
     resolve_hardware,
 )
 from inferlab.errors import InferlabError
+from inferlab.load.flags import LoadDefaults, add_load_flags
+
+# simulate's defaults: an open loop runs 60 s; a closed loop sends one request per user.
+SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0)
 
 if TYPE_CHECKING:
+    from inferlab.commands.sim_load import Load
     from inferlab.sim.limits import Limits
-    from inferlab.sim.output import LoadLabel
     from inferlab.sim.scheduler import Policy
-    from inferlab.sim.users import ClosedLoop
-    from inferlab.sim.workload import Arrival, Lengths
     from inferlab.summary import LevelSummary, RunSummary, SimulationBlock
 
 
@@ -58,7 +57,6 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overhead", type=TIME, default=0.0, help="fixed per-step overhead, e.g. 1ms")
     p.add_argument("--calibrate", type=Path, help="fit the step time to a bench run folder")
     p.add_argument("--calibrate-levels", help="levels to fit, e.g. c=1,c=8 (all)")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--max-requests",
         type=int,
@@ -76,22 +74,18 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("simulate", help="simulate a serving scheduler under a load")
     add_sim_args(p)
-    g = p.add_argument_group("load")
-    g.add_argument("--users", type=int, help="closed loop: this many users, back to back")
-    g.add_argument("--requests-per-user", type=int, default=1)
+    add_load_flags(p, SIM_LOAD)
+    g = p.add_argument_group("simulate's own load flags")
+    g.add_argument("--users", type=int, help="closed loop: this many users (= --concurrency N)")
+    g.add_argument(
+        "--requests-per-user", type=int, default=1, help="with --users: requests each (1)"
+    )
     g.add_argument(
         "--stagger",
         type=TIME,
         default=0.0,
         help="spread the users' first requests over this window (0: all at once)",
     )
-    g.add_argument("--rate", type=RATE, help="open loop: arrivals per second, e.g. 5/s")
-    g.add_argument("--arrival", choices=["poisson", "gamma"], default="poisson")
-    g.add_argument("--gamma-shape", type=float, default=0.5, help="< 1 is burstier (0.5)")
-    g.add_argument("--duration", type=TIME, default=60.0, help="open-loop duration, e.g. 10min")
-    g.add_argument("--trace", type=Path, help="replay a JSONL trace instead")
-    g.add_argument("--prompt-tokens", default="32", help="N, LOW:HIGH or a file of lengths")
-    g.add_argument("--output-tokens", default="256", help="N, LOW:HIGH or a file of lengths")
     g.add_argument(
         "--inject-prompt",
         action="append",
@@ -184,63 +178,11 @@ def build_limits(args: argparse.Namespace) -> Limits:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Load:
-    arrivals: list[Arrival]
-    users: ClosedLoop | None
-    label: LoadLabel
-
-
-def build_load(args: argparse.Namespace, prompt: Lengths, output: Lengths, limits: Limits) -> Load:
-    from inferlab.sim.limits import at_least, positive_finite
-    from inferlab.sim.output import LoadLabel
-    from inferlab.sim.users import ClosedLoop
-    from inferlab.sim.workload import open_loop, parse_inject, read_trace
-
-    arrivals = [parse_inject(x, output.low) for x in args.inject_prompt]
-    if args.trace:
-        arrivals += read_trace(args.trace)
-        limits.check_requests(len(arrivals), f"the trace {args.trace}")
-        return Load(arrivals, None, LoadLabel("trace", "rate", 0.0))
-    if args.rate is not None:
-        rate = positive_finite(args.rate, "--rate", "5/s")
-        duration = positive_finite(args.duration, "--duration", "60s")
-        limits.check_requests(rate * duration, f"--rate {rate:g}/s x --duration {duration:g}s")
-        rng = random.Random(args.seed)
-        arrivals += open_loop(rate, duration, prompt, output, rng, args.arrival, args.gamma_shape)
-        return Load(arrivals, None, LoadLabel(f"rate={rate:g}/s", "rate", rate))
-    if args.users is not None:
-        users = at_least(args.users, 1, "--users")
-        per_user = at_least(args.requests_per_user, 1, "--requests-per-user")
-        if not 0 <= args.stagger < math.inf:
-            raise InferlabError("--stagger must be a finite time >= 0, e.g. 2s")
-        limits.check_requests(users * per_user, f"--users {users} x --requests-per-user {per_user}")
-        loop = ClosedLoop(users, per_user, prompt.low, output.low, args.stagger)
-        return Load(arrivals, loop, LoadLabel(f"users={users}", "concurrency", float(users)))
-    raise InferlabError("give a load: --users N, --rate R/s or --trace FILE")
-
-
-def check_lengths(
-    load: Load, prompt: Lengths, output: Lengths, policy: Policy, limits: Limits
-) -> None:
-    """Refuse a request no simulation within --max-steps can finish."""
-    longest = [(a.prompt_tokens, a.output_tokens) for a in load.arrivals]
-    if load.label.label != "trace":  # a trace's lengths are its own
-        longest.append((prompt.high, output.high))
-    if not longest:
-        return
-    for p, o in (max(longest, key=lambda x: x[1]), max(longest, key=lambda x: x[0])):
-        limits.check_request_steps(p, o, policy.chunk_tokens)
-
-
 def sim_config(
-    desc: dict[str, Any],
-    policy: Policy,
-    args: argparse.Namespace,
-    load: Load,
-    lengths: tuple[Lengths, Lengths],
+    desc: dict[str, Any], policy: Policy, args: argparse.Namespace, load: Load
 ) -> dict[str, Any]:
-    prompt, output = lengths
+    from inferlab.commands.sim_load import workload_json
+
     return {
         **desc,
         "policy": policy.name,
@@ -249,45 +191,35 @@ def sim_config(
         "kv_capacity_tokens": policy.kv_capacity_tokens,
         "block_tokens": policy.block_tokens,
         "seed": args.seed,
-        "workload": {
-            "prompt_tokens": prompt.low,
-            "output_tokens": output.low,
-            "prompt_tokens_range": [prompt.low, prompt.high],
-            "output_tokens_range": [output.low, output.high],
-            "requests_per_level": len(load.arrivals)
-            + (load.users.total_requests if load.users else 0),
-            "users": load.users.users if load.users else 0,
-            "injected": args.inject_prompt,
-        },
+        "workload": workload_json(load, args.inject_prompt),
     }
 
 
 def run(args: argparse.Namespace) -> int:
+    from inferlab.commands.sim_load import build_load, check_lengths, with_turns
     from inferlab.runfolder import resolve_run_folder
     from inferlab.sim.engine import simulate
     from inferlab.sim.output import TokenTimes, build_summary, summarize_result
-    from inferlab.sim.workload import Lengths
 
     limits = build_limits(args)
     if args.out is not None:
         resolve_run_folder(args.out, args.overwrite, args.append_run)  # refuse before the work
     model, desc, cost, hw = build_model(args)
     policy = build_policy(args, cost, hw)
-    prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
-    load = build_load(args, prompt, output, limits)
-    check_lengths(load, prompt, output, policy, limits)
+    load = build_load(args, SIM_LOAD, limits)
+    check_lengths(load, policy, limits)
     t = time.perf_counter()
     res = simulate(load.arrivals, model, policy, load.users, max_steps=limits.max_steps)
     wall = time.perf_counter() - t
     times = TokenTimes.of(res)
-    config = {**sim_config(desc, policy, args, load, (prompt, output)), "wall_s": wall}
+    config = {**sim_config(desc, policy, args, load), "wall_s": wall}
     config["workload"]["requests_per_level"] = len(res.requests)
-    level = summarize_result(res, load.label, times)
+    level = with_turns(summarize_result(res, load.label, times), res, times, load)
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
     text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
     print_result(level, summary.simulation, res, wall, text)
     if args.out is not None:
-        write_run(args, res, times, summary, text)
+        write_run(args, res, times, summary, text, load.requests)
     if args.json:
         from inferlab.jsonio import dumps
 
@@ -296,7 +228,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_run(
-    args: argparse.Namespace, res: Any, times: Any, summary: RunSummary, text: IO[str]
+    args: argparse.Namespace,
+    res: Any,
+    times: Any,
+    summary: RunSummary,
+    text: IO[str],
+    specs: Any = None,
 ) -> None:
     from inferlab.jsonio import write_json
     from inferlab.runfolder import claim_run_folder
@@ -304,7 +241,7 @@ def write_run(
 
     with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
         label = summary.levels[0].label
-        write_records(folder / "records.jsonl", iter_records(res, label, times))
+        write_records(folder / "records.jsonl", iter_records(res, label, times, specs))
         write_json(folder / "summary.json", summary)
     print(
         f"results: {folder}/ (records.jsonl, summary.json); `inferlab report {folder}`", file=text

@@ -6,6 +6,7 @@ without loading rich or the HTTP client.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from inferlab.bench.progress import Hooks
@@ -30,8 +31,14 @@ class ProgressHooks(Hooks):
             refresh_per_second=2,  # a bar, not a clock: each refresh costs the stamping loop
         )
         self.task: Any = None
+        # Lines said once the server accepted the run (e.g. how the floor was found), so a
+        # refused run's error stays the only line.
+        self.notes: list[str] = []
 
     def level_start(self, level: Level, total: int) -> None:
+        for note in self.notes:
+            print(note, file=sys.stderr, flush=True)
+        self.notes = []
         self.progress.start()
         self.task = self.progress.add_task(f"{level.label:>10}", total=total)
 

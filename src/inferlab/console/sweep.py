@@ -20,6 +20,8 @@ def execute(
     from inferlab.report.console import print_sweep
 
     hooks = hooks or ProgressHooks()
+    if cfg.floor_note:
+        hooks.notes.append(cfg.floor_note)
     try:
         result: BenchResult = event_loop_runner()(run_benchmark(cfg, hooks))
     except KeyboardInterrupt:

@@ -8,7 +8,9 @@ from inferlab.units import fmt_bandwidth, fmt_bytes
 
 
 def read_sweep(summary: RunSummary) -> list[str]:
-    lv = [x for x in summary.levels if x.tpot_s.p50]
+    done = [x for x in summary.levels if x.tpot_s.p50]
+    # The sweep's closed-loop levels are read together (a replayed trace is read apart).
+    lv = [x for x in done if x.concurrency is not None] or done
     if not lv:
         return ["No level completed a request, so there is nothing to read."]
     out = _bound_and_batching(lv[0], lv[-1], len(lv))

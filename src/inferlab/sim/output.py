@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from inferlab import __version__
+from inferlab.load.spec import Requests
 from inferlab.metrics.columns import RequestColumns, summarize_columns
 from inferlab.records import RecordWriter, RequestRecord
 from inferlab.sim.engine import SimResult, Timeline
@@ -99,16 +100,20 @@ def columns(result: SimResult, times: TokenTimes) -> RequestColumns:
 
 
 def to_records(
-    result: SimResult, label: str, times: TokenTimes | None = None
+    result: SimResult, label: str, times: TokenTimes | None = None, specs: Requests | None = None
 ) -> list[RequestRecord]:
     with gc_paused(long_lived=True):  # the caller keeps them
-        return list(iter_records(result, label, times))
+        return list(iter_records(result, label, times, specs))
 
 
 def iter_records(
-    result: SimResult, label: str, times: TokenTimes | None = None
+    result: SimResult, label: str, times: TokenTimes | None = None, specs: Requests | None = None
 ) -> Iterator[RequestRecord]:
-    """One record per simulated request, built as it is asked for (writing them needs no list)."""
+    """One record per simulated request, built as it is asked for (writing them needs no list).
+
+    With the level's request specs, each record also says its prefix group, conversation
+    and turn, as bench's records do."""
+    tags = SpecTags.of(specs)
     times = times or TokenTimes.of(result)
     bounds = times.offsets.tolist()
     end_default = int(result.sim_time_s * NS)
@@ -134,7 +139,35 @@ def iter_records(
             prompt_tokens=r.prompt_tokens,
             completion_tokens=n,
             error=None if finished else UNFINISHED,
+            conversation_id=tags.conversation(r.spec),
+            turn=tags.turn(r.spec),
+            prefix_group=tags.group(r.spec),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SpecTags:
+    """Each spec row's prefix group, conversation and turn, as plain lists (-1: none)."""
+
+    groups: list[int]
+    conversations: list[int]
+    turns: list[int]
+
+    @classmethod
+    def of(cls, specs: Requests | None) -> SpecTags:
+        if specs is None:
+            return cls([], [], [])
+        return cls(specs.prefix_group.tolist(), specs.conversation_id.tolist(), specs.turn.tolist())
+
+    def group(self, row: int) -> int | None:
+        return self.groups[row] if 0 <= row < len(self.groups) and self.groups[row] >= 0 else None
+
+    def conversation(self, row: int) -> int | None:
+        ok = 0 <= row < len(self.conversations) and self.conversations[row] >= 0
+        return self.conversations[row] if ok else None
+
+    def turn(self, row: int) -> int:
+        return self.turns[row] if 0 <= row < len(self.turns) else 0
 
 
 def summarize_result(

@@ -6,20 +6,22 @@ whose TTFT p99 and TPOT p99 meet the SLO with every request finished.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from inferlab.errors import InferlabError
+from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.physics.price import price_per_million
 from inferlab.sim.engine import simulate
 from inferlab.sim.limits import Limits
 from inferlab.sim.output import LoadLabel, summarize_result
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import StepTimeModel
-from inferlab.sim.workload import Lengths, open_loop
+from inferlab.sim.workload import arrivals_of
 
 MAX_RATE_PER_S = 1e5  # the search stops growing here
 
@@ -27,8 +29,7 @@ MAX_RATE_PER_S = 1e5  # the search stops growing here
 @dataclass(frozen=True, slots=True)
 class PlanLoad:
     target_rate_per_s: float
-    prompt: Lengths
-    output: Lengths
+    workload: Workload  # lengths, arrival process, seed (its levels are the searched rates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +83,8 @@ class Plan:
 def evaluate(
     model: StepTimeModel, policy: Policy, rate: float, load: PlanLoad, search: Search
 ) -> RatePoint:
-    rng = random.Random(search.seed)
-    arrivals = open_loop(rate, search.duration_s, load.prompt, load.output, rng)
+    w = dataclasses.replace(load.workload, duration_s=search.duration_s, seed=search.seed)
+    arrivals = arrivals_of(w.requests(Level("rate", rate, "plan")))
     res = simulate(
         arrivals, model, policy, max_time_s=search.duration_s * 3, max_steps=search.limits.max_steps
     )
@@ -136,7 +137,7 @@ def plan_fleet(
     gpus = replicas * fleet.tp
     usd = None
     if fleet.usd_per_gpu_hour is not None:
-        out_tokens_per_s = target * load.output.mean
+        out_tokens_per_s = target * load.workload.output.mean_tokens
         usd = price_per_million(
             fleet.usd_per_gpu_hour, out_tokens_per_s, gpus
         ).usd_per_million_tokens
