@@ -43,6 +43,10 @@ class RequestRecord:
     retries: int = 0  # resends after a stale pooled connection failed before any response
     worker: int = 0  # which load worker sent it (bench --workers / --ray)
     host: str = ""  # that worker's host name ("" for the in-process default)
+    # Reasoning models: tokens streamed as reasoning_content / reasoning (counted apart from
+    # the answer), and when the first answer token came (None: no reasoning in the stream).
+    reasoning_tokens: int = 0
+    first_answer_ns: int | None = None
 
     @property
     def ok(self) -> bool:

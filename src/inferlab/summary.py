@@ -27,6 +27,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from inferlab.engine_result import EngineBench
+from inferlab.slo.attainment import SloLevel
+from inferlab.slo.saturation import Saturation
+from inferlab.slo.search import MaxLoad
 
 SCHEMA_VERSION = 1
 
@@ -243,6 +246,10 @@ class ServerLevelMetrics(JsonRecord):
     e2e_p99_s: float | None
     estimated_read_bytes_per_step: float | None  # vLLM --enable-mfu-metrics, per GPU
     estimated_flops_per_step: float | None
+    # speculative decoding (vLLM spec_decode_*), deltas over the level
+    spec_drafts: float | None = optional()
+    spec_acceptance_rate: float | None = optional()  # accepted / drafted tokens
+    spec_mean_acceptance_length: float | None = optional()  # tokens per verify step
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -315,6 +322,11 @@ class LevelSummary(JsonRecord):
     server: ServerLevelMetrics | None = optional(ServerLevelMetrics.from_json)  # its /metrics
     workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
     engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
+    slo: SloLevel | None = optional(SloLevel.from_json)  # with --slo (slo/attainment.py)
+    saturation: Saturation | None = optional(Saturation.from_json)  # open-loop levels
+    # reasoning streams: first answer token (TTFT counts reasoning), reasoning tokens apart
+    ttfo_s: LatencyStats | None = optional(LatencyStats.from_json)
+    reasoning_tokens: int | None = optional()
     rest: dict[str, Any] = rest()
 
     @property
@@ -384,4 +396,5 @@ class RunSummary(JsonRecord):
     levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
     warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
     engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
+    max_load: MaxLoad | None = optional(MaxLoad.from_json)  # --find-max-load (slo/search.py)
     rest: dict[str, Any] = rest()

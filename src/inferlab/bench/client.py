@@ -152,22 +152,31 @@ class _Stream:
             rec.error = f"server error mid-stream: {msg}"
             return
         usage = obj.get("usage") or None
-        content = False
+        content = reasoning = False
         for choice in obj.get("choices") or []:
             text = choice.get("text")
             if text is None:
-                text = (choice.get("delta") or {}).get("content")
+                delta = choice.get("delta") or {}
+                text = delta.get("content")
+                # reasoning models: a generated token too (TTFT counts it), not the answer
+                reasoning = reasoning or bool(
+                    delta.get("reasoning_content") or delta.get("reasoning")
+                )
             if text:
                 content = True
             if choice.get("finish_reason"):
                 rec.finish_reason = choice["finish_reason"]
-        if content:
+        if content or reasoning:
             k = 1
             if usage and isinstance(usage.get("completion_tokens"), int):
                 k = max(1, usage["completion_tokens"] - self._usage_tokens)
             rec.event_ns.append(t_ns)
             rec.event_tokens.append(k)
             self.streamed += k
+            if not content:
+                rec.reasoning_tokens += k
+            elif rec.first_answer_ns is None:
+                rec.first_answer_ns = t_ns  # TTFO: the first token of the answer
         if usage:
             if isinstance(usage.get("completion_tokens"), int):
                 self._usage_tokens = usage["completion_tokens"]

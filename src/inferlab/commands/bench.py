@@ -22,6 +22,7 @@ from inferlab.commands.common import (
     unit_arg,
     whole,
 )
+from inferlab.commands.slo_args import add_slo_args, search_from, slo_from
 from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
 from inferlab.runfolder import claim_run_folder
@@ -131,6 +132,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=Path,
         help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
     )
+    add_slo_args(p)
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
     p.set_defaults(run=run)
 
@@ -228,9 +230,29 @@ def strict_failures(summary: RunSummary) -> list[RunWarning]:
     return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
 
+def search_of(args: argparse.Namespace) -> Any:
+    """--find-max-load's search (None without it); --concurrency/--rate give its range."""
+    kind = args.find_max_load
+    if kind is None:
+        return None
+    other = "rate" if kind == "concurrency" else "concurrency"
+    if getattr(args, other):
+        raise InferlabError(f"--find-max-load {kind} searches --{kind}; leave out --{other}")
+    if kind == "concurrency":
+        upper = float(MAX_STREAMS * max(1, args.workers))
+        return search_from(args, [float(c) for c in args.concurrency or []], upper)
+    return search_from(args, args.rate, MAX_RATE_PER_S)
+
+
 def run(args: argparse.Namespace) -> int:
     check_sizes(args)
+    slo_from(args)  # refuse a bad SLO or search before any folder is made
+    search = search_of(args)
     levels = levels_from(args, [1, 2, 4, 8, 16, 32, 64])
+    if search is not None and search.kind == "concurrency":  # the pool fits the highest
+        from inferlab.bench.runner import Level
+
+        levels = [Level("concurrency", min(search.upper, float(MAX_STREAMS)))]
     floor = resolve_floor(args)  # refuse a bad floor before any folder is made
     with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
         return _run_in(args, levels, floor, out)
@@ -265,12 +287,18 @@ def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) 
         metrics_url=args.metrics_url,
         engine=engine,
         workers=worker_options(args, levels, floor),
+        slo=slo_from(args),
+        search=search_of(args),
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
         result = execute(cfg, args.no_plots)
     if args.json:
         print(dumps(result.summary))
+    found = result.summary.max_load
+    if args.strict and found is not None and found.value is None:
+        print("--strict: no level meets the SLO", file=sys.stderr)
+        return 1
     if args.strict and strict_failures(result.summary):
         print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ from inferlab.commands.common import (
     resolve_cost,
     resolve_hardware,
 )
+from inferlab.commands.slo_args import add_slo_args, slo_from
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
@@ -103,6 +104,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--append-run", action="store_true", help="add this run beside one in --out (run-N/)"
     )
     p.add_argument("--json", action="store_true", help="print summary.json (only) on stdout")
+    add_slo_args(p)
+    p.add_argument(
+        "--strict", action="store_true", help="exit 1 when --find-max-load finds no level"
+    )
     p.set_defaults(run=run)
 
 
@@ -273,6 +278,13 @@ def run(args: argparse.Namespace) -> int:
     model, desc, cost, hw = build_model(args)
     policy = build_policy(args, cost, hw)
     prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
+    slo = slo_from(args)
+    text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
+    if args.find_max_load:
+        from inferlab.commands.sim_search import SimSetup, run_search
+
+        setup = SimSetup(model, desc, policy, (prompt, output), limits, build_load)
+        return run_search(args, setup, text)
     load = build_load(args, prompt, output, limits)
     check_lengths(load, prompt, output, policy, limits)
     t = time.perf_counter()
@@ -282,9 +294,12 @@ def run(args: argparse.Namespace) -> int:
     config = {**sim_config(desc, policy, args, load, (prompt, output)), "wall_s": wall}
     config["workload"]["requests_per_level"] = len(res.requests)
     level = summarize_result(res, load.label, times)
+    from inferlab.sim.slo_level import judge_simulated
+
+    level = judge_simulated(level, res, load.label, slo, times)
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
-    text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
     print_result(level, summary["simulation"], res, wall, text)
+    print_slo(level, text)
     if args.out is not None:
         write_run(args, res, times, summary, text)
     if args.json:
@@ -311,7 +326,29 @@ def write_run(
 
 
 def ms(x: float | None) -> str:
-    return "-" if x is None else f"{x * 1e3:.1f} ms"
+    """ms below 10 s, s from 10 s, min from 10 min (units.fmt_duration)."""
+    from inferlab.units import fmt_duration
+
+    return "-" if x is None else fmt_duration(x)
+
+
+def print_slo(lv: LevelSummary, file: IO[str]) -> None:
+    """The level against --slo, and an open-loop level's saturation verdict."""
+    from inferlab.slo.saturation import GROWING_NOTE, THRESHOLDS
+
+    if lv.slo is not None:
+        g = lv.slo
+        why = "" if g.binding is None else f"; binding {g.binding.describe(g.min_attainment)}"
+        print(
+            f"  SLO {g.slo}: {'pass' if g.passed else 'fail'}; attainment {g.attainment:.0%} "
+            f"(min {g.min_attainment:.0%}); goodput {g.goodput_requests_per_s:.3g} req/s, "
+            f"{g.goodput_tokens_per_s:.4g} tok/s{why}",
+            file=file,
+        )
+    if lv.saturation is not None:
+        print(f"  load: {lv.saturation.describe()} ({THRESHOLDS})", file=file)
+        if lv.saturation.verdict == "overloaded":
+            print(f"  {GROWING_NOTE}", file=file)
 
 
 def print_result(

@@ -45,6 +45,7 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
             ]
         )
     _insert_floor_engine(summary, head, rows)
+    _add_slo_columns(summary, head, rows)
     if any(lv.server for lv in summary.levels):  # the server's own books, beside
         head += ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
         for row, lv in zip(rows, summary.levels, strict=True):
@@ -88,6 +89,54 @@ def _insert_floor_engine(summary: RunSummary, head: list[str], rows: list[list[s
             row.insert(at, cell)
 
 
+def _add_slo_columns(summary: RunSummary, head: list[str], rows: list[list[str]]) -> None:
+    """goodput and attainment (with --slo), the saturation verdict (open-loop levels)."""
+    levels = summary.levels
+    if any(lv.slo for lv in levels):
+        head += ["SLO", "attain", "goodput req/s", "goodput tok/s"]
+        for row, lv in zip(rows, levels, strict=True):
+            g = lv.slo
+            row += (
+                ["-"] * 4
+                if g is None
+                else [
+                    "pass" if g.passed else "fail",
+                    f"{g.attainment:.0%}",
+                    f"{g.goodput_requests_per_s:.2f}",
+                    f"{g.goodput_tokens_per_s:.1f}",
+                ]
+            )
+    if any(lv.saturation for lv in levels):
+        head.append("load")
+        for row, lv in zip(rows, levels, strict=True):
+            row.append(lv.saturation.verdict if lv.saturation else "-")
+
+
+def slo_lines(summary: RunSummary) -> list[str]:
+    """What the SLO columns mean, each overloaded level's caveat, and the search's answer."""
+    from inferlab.slo.saturation import GROWING_NOTE, THRESHOLDS
+
+    out: list[str] = []
+    judged = [lv.slo for lv in summary.levels if lv.slo]
+    if judged:
+        g = judged[0]
+        out.append(
+            f"SLO {g.slo}: a level passes when every level objective holds and at least "
+            f"{g.min_attainment:.0%} of its requests meet every per-request objective "
+            "(--min-attainment); attainment counts failed requests as misses"
+        )
+    overloaded = [
+        lv.label for lv in summary.levels if lv.saturation and lv.saturation.verdict == "overloaded"
+    ]
+    if any(lv.saturation for lv in summary.levels):
+        out.append(f"load verdict ({THRESHOLDS})")
+    if overloaded:
+        out.append(f"{', '.join(overloaded)}: {GROWING_NOTE}")
+    if summary.max_load is not None:
+        out.append(summary.max_load.message)
+    return out
+
+
 def print_sweep(summary: RunSummary) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -102,6 +151,8 @@ def print_sweep(summary: RunSummary) -> None:
     if not c.is_terminal:  # a log file or pipe: do not squeeze the table to 80 columns
         c = Console(width=240)  # the server and engine columns make the table ~200 wide
     c.print(t)
+    for line in slo_lines(summary):
+        c.print(line, highlight=False)
     for w in summary.warnings:
         style = {"error": "bold red", "warning": "yellow"}.get(w.severity, "dim")
         c.print(f"[{style}]{w.severity}[/] {w.code} ({w.level}): {w.message}", highlight=False)

@@ -29,6 +29,7 @@ from aiohttp import web
 
 from inferlab.bench.workload import prompt_sha1
 from inferlab.engines.lifetime import die_with_parent
+from inferlab.testing import fake_slo
 
 SCENARIOS = (
     "fake",
@@ -91,7 +92,10 @@ def make_app(script: Script, metrics: str = "none") -> web.Application:
         return web.json_response(
             {
                 "object": "list",
-                "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in SCENARIOS],
+                "data": [
+                    {"id": m, "object": "model", "owned_by": "fake"}
+                    for m in (*SCENARIOS, *fake_slo.MODELS)
+                ],
             }
         )
 
@@ -113,6 +117,8 @@ def make_app(script: Script, metrics: str = "none") -> web.Application:
         body = await request.json()
         api = "chat" if request.path.endswith("chat/completions") else "completions"
         model = body.get("model", "fake")
+        if fake_slo.handles(model):  # crowded-K, slo-mix, reasoning (fake_slo.py)
+            return await fake_slo.respond(request, body, api, script, log)
         if model not in SCENARIOS:
             return web.json_response({"error": {"message": f"no model {model}"}}, status=404)
         if model == "http-429":

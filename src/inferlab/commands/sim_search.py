@@ -1,0 +1,141 @@
+"""`inferlab simulate --find-max-load`: the max-load search of `bench`, on the simulator.
+
+Each probe is one simulation of the workload at that load (closed loop: that many users;
+open loop: that rate for --duration), judged against the same --slo; every probe is a
+level of the run's summary.json (and records.jsonl with --out), as bench keeps them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from inferlab.errors import InferlabError
+
+# Requests per closed-loop probe: bench's default --requests-per-level.
+SEARCH_REQUESTS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class SimSetup:
+    """What every probe shares: the step-time model and its description, the scheduler,
+    the lengths and the limits."""
+
+    model: Any
+    desc: dict[str, Any]
+    policy: Any
+    lengths: tuple[Any, Any]
+    limits: Any
+    build_load: Callable[..., Any]  # commands.simulate.build_load (passed: no import cycle)
+
+
+def _probe_args(args: argparse.Namespace, kind: str, value: float) -> argparse.Namespace:
+    probe = argparse.Namespace(**vars(args))
+    probe.inject_prompt, probe.trace = [], None
+    if kind == "concurrency":
+        users = int(value)
+        probe.users, probe.rate = users, None
+        probe.requests_per_user = max(args.requests_per_user, math.ceil(SEARCH_REQUESTS / users))
+    else:
+        probe.users, probe.rate = None, value
+    return probe
+
+
+def _measure(args: argparse.Namespace, setup: SimSetup, kind: str, value: float) -> Any:
+    """One probe: (the result, its token times, its judged level)."""
+    from inferlab.commands.slo_args import slo_from
+    from inferlab.sim.engine import simulate
+    from inferlab.sim.output import TokenTimes, summarize_result
+    from inferlab.sim.slo_level import judge_simulated
+
+    prompt, output = setup.lengths
+    load = setup.build_load(_probe_args(args, kind, value), prompt, output, setup.limits)
+    res = simulate(
+        load.arrivals, setup.model, setup.policy, load.users, max_steps=setup.limits.max_steps
+    )
+    times = TokenTimes.of(res)
+    level = summarize_result(res, load.label, times)
+    return res, times, judge_simulated(level, res, load.label, slo_from(args), times)
+
+
+def run_search(args: argparse.Namespace, setup: SimSetup, text: IO[str]) -> int:
+    """Search, print each probe and the answer, write the run; exit 1 under --strict when
+    no level meets the SLO."""
+    from inferlab.commands.slo_args import search_from
+    from inferlab.jsonio import dumps
+
+    kind = args.find_max_load
+    given = args.users if kind == "concurrency" else args.rate
+    if args.trace or args.inject_prompt:
+        raise InferlabError(
+            "--find-max-load simulates its own load: leave out --trace and --inject-prompt"
+        )
+    search = search_from(args, None if given is None else [float(given)], math.inf)
+    assert search is not None
+    probes: list[tuple[Any, Any, Any]] = []
+    while (value := search.next_value()) is not None:
+        res, times, level = _measure(args, setup, kind, value)
+        probes.append((res, times, level))
+        search.record(value, level.slo)
+        sat = f", {level.saturation.verdict}" if level.saturation else ""
+        verdict = "pass" if level.slo.passed else "fail"
+        binding = level.slo.binding.describe(level.slo.min_attainment) if level.slo.binding else ""
+        print(f"  {level.label}: {verdict} ({binding}){sat}", file=text)
+    found = search.result()
+    print(found.message, file=text)
+    summary = _summary(args, setup, probes, found)
+    if args.out is not None:
+        _write(args, probes, summary, text)
+    if args.json:
+        print(dumps(summary))
+    return 1 if args.strict and found.value is None else 0
+
+
+def _summary(
+    args: argparse.Namespace, setup: SimSetup, probes: list[tuple[Any, Any, Any]], found: Any
+) -> dict[str, Any]:
+    from inferlab.sim.output import build_summary
+
+    res, _, level = probes[-1]
+    config = {
+        **setup.desc,
+        "policy": setup.policy.name,
+        "max_batch": setup.policy.max_batch,
+        "seed": args.seed,
+        "workload": {
+            "prompt_tokens": setup.lengths[0].low,
+            "output_tokens": setup.lengths[1].low,
+            "requests_per_level": len(res.requests),
+        },
+    }
+    summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
+    summary["levels"] = [lv.to_json() for _, _, lv in probes]
+    summary["max_load"] = found.to_json()
+    return summary
+
+
+def _write(
+    args: argparse.Namespace,
+    probes: list[tuple[Any, Any, Any]],
+    summary: dict[str, Any],
+    text: IO[str],
+) -> None:
+    from inferlab.jsonio import write_json
+    from inferlab.records import RecordWriter
+    from inferlab.runfolder import claim_run_folder
+    from inferlab.sim.output import iter_records
+
+    with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
+        w = RecordWriter(folder / "records.jsonl")
+        try:
+            for res, times, level in probes:
+                for r in iter_records(res, level.label, times):
+                    w.write(r)
+        finally:
+            w.close()
+        write_json(folder / "summary.json", summary)
+    print(f"results: {folder}/ (records.jsonl, summary.json); every level tried is kept", file=text)
