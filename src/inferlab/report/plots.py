@@ -263,6 +263,7 @@ def goodput_vs_load(summary: RunSummary, path: Path) -> Path | None:
             ax.plot(xi, yi, "x", color="tab:red", markersize=10)
     ax.set_xlabel("requests/s offered" if levels[0].kind == "rate" else "concurrency")
     ax.set_ylabel("goodput, requests/s")
+    ax.set_ylim(bottom=0)
     twin = ax.twinx()
     twin.plot(x, [lv.slo.attainment * 100 for lv in levels if lv.slo], "s--", color="tab:blue")
     twin.axhline(
