@@ -1,4 +1,4 @@
-"""Fake-server models for SLO work, each with an answer the tests know:
+"""Fake-server scenarios for SLO work, each with an answer the tests know:
 
 - `crowded-K` (K in 1, 2, 3, 5, 8, 12): every token gap is the script's TPOT while at
   most K streams are open, and grows by one TPOT for each stream beyond K (latency grows
@@ -9,129 +9,86 @@
 - `reasoning`: the first half of the tokens stream as `reasoning_content` (chat), then
   the answer as `content`; the log keeps when the first answer token left.
 
-They plug into fake_server.make_app through `handles(model)` / `respond(...)`.
+Registered in fake_scenarios.SCENARIOS (`SLO_SCENARIOS`), one handler each.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import re
 import time
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from inferlab.bench.workload import prompt_sha1
+from inferlab.testing.fake_stream import Stream, sleep_until
 
-MODELS = ("slo-mix", "reasoning", *(f"crowded-{k}" for k in (1, 2, 3, 5, 8, 12)))
 SLOW_FIRST_TOKEN_S = 0.3  # slo-mix: the extra wait of every 4th request
-_CROWDED = re.compile(r"crowded-(\d+)")
+CROWDED_KNEES = (1, 2, 3, 5, 8, 12)
 
 
-class _Script(Protocol):
-    @property
-    def ttft_s(self) -> float: ...
-    @property
-    def tpot_s(self) -> float: ...
+class _Counts:
+    """Per server process (one fake server per process): open crowded streams, slo-mix arrivals."""
+
+    open_streams = 0
+    arrivals = 0
 
 
-@dataclass(slots=True)
-class _State:
-    open_streams: int = 0
-    arrivals: int = 0  # slo-mix requests so far
-    extra: dict[str, Any] = field(default_factory=dict)
+def _crowded(knee: int) -> Callable[[Stream], Awaitable[web.StreamResponse]]:
+    async def crowded(s: Stream) -> web.StreamResponse:
+        """Each gap as the streams open now make it: TPOT x (1 + streams beyond the knee)."""
+        await s.open()
+        _Counts.open_streams += 1
+        try:
+            due = s.t_recv_s + s.script.ttft_s
+            for j in range(s.max_tokens):
+                if j:
+                    due += s.script.tpot_s * (1 + max(0, _Counts.open_streams - knee))
+                await sleep_until(due)
+                s.sent += 1
+                await s.token(" tok")
+        finally:
+            _Counts.open_streams -= 1
+        return await s.finish("length")
+
+    return crowded
 
 
-_STATE = _State()  # one fake server per process
+async def slo_mix(s: Stream) -> web.StreamResponse:
+    """Every 4th request late by 300 ms to its first token, every 10th an HTTP 500."""
+    n = _Counts.arrivals
+    _Counts.arrivals += 1
+    slow, failed = n % 4 == 3, n % 10 == 9
+    if failed:
+        facts = {"recv_ns": s.recv_ns, "write_ns": [], "slow": slow, "failed": True}
+        s.log[prompt_sha1(s.prompt)] = facts
+        return web.json_response({"error": {"message": "scripted failure"}}, status=500)
+    await s.open()
+    s.log[prompt_sha1(s.prompt)].update(slow=slow, failed=False)
+    late = SLOW_FIRST_TOKEN_S if slow else 0.0
+    for j in range(s.max_tokens):
+        await sleep_until(s.t_recv_s + late + s.script.ttft_s + j * s.script.tpot_s)
+        s.sent += 1
+        await s.token(" tok")
+    return await s.finish("length")
 
 
-def handles(model: str) -> bool:
-    return model in MODELS
-
-
-def _chunk(model: str, api: str, text: str, reasoning: bool) -> bytes:
-    choice: dict[str, Any] = {"index": 0, "finish_reason": None}
-    if api == "chat":
-        choice["delta"] = {"reasoning_content" if reasoning else "content": text}
-    else:
-        choice["text"] = "" if reasoning else text
-    obj = {"id": "fake", "object": "chunk", "model": model, "choices": [choice]}
-    return f"data: {json.dumps(obj)}\n\n".encode()
-
-
-def _end(model: str, prompt_tokens: int, n: int) -> bytes:
-    usage = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": n,
-        "total_tokens": prompt_tokens + n,
-    }
-    done = {
-        "id": "fake",
-        "object": "chunk",
-        "model": model,
-        "choices": [{"index": 0, "finish_reason": "length", "text": ""}],
-    }
-    tail = {"id": "fake", "object": "chunk", "model": model, "choices": [], "usage": usage}
-    return f"data: {json.dumps(done)}\n\ndata: {json.dumps(tail)}\n\ndata: [DONE]\n\n".encode()
-
-
-def _gap_s(model: str, script: _Script) -> float:
-    m = _CROWDED.fullmatch(model)
-    if m is None:
-        return script.tpot_s
-    beyond = max(0, _STATE.open_streams - int(m.group(1)))
-    return script.tpot_s * (1 + beyond)
-
-
-async def respond(
-    request: web.Request, body: dict[str, Any], api: str, script: _Script, log: dict[str, Any]
-) -> web.StreamResponse:
-    """One request of a model above; its facts go to the server's /debug/log."""
-    t_recv = time.perf_counter()
-    model = str(body.get("model"))
-    prompt = body.get("prompt") if api == "completions" else body["messages"][-1]["content"]
-    entry: dict[str, Any] = {"recv_ns": time.perf_counter_ns(), "write_ns": []}
-    log[prompt_sha1(str(prompt))] = entry
-    ttft = script.ttft_s
-    if model == "slo-mix":
-        n_arrival = _STATE.arrivals
-        _STATE.arrivals += 1
-        entry["slow"], entry["failed"] = n_arrival % 4 == 3, n_arrival % 10 == 9
-        if entry["failed"]:
-            return web.json_response({"error": {"message": "scripted failure"}}, status=500)
-        ttft += SLOW_FIRST_TOKEN_S if entry["slow"] else 0.0
-    n = int(body.get("max_tokens", 16))
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await resp.prepare(request)
-    _STATE.open_streams += 1
-    try:
-        await _stream(resp, model, api, script, (t_recv + ttft, n), entry)
-        await resp.write(_end(model, len(str(prompt).split()), n))
-        await resp.write_eof()
-    finally:
-        _STATE.open_streams -= 1
-    return resp
-
-
-async def _stream(
-    resp: web.StreamResponse,
-    model: str,
-    api: str,
-    script: _Script,
-    first: tuple[float, int],
-    entry: dict[str, Any],
-) -> None:
-    due, n = first
-    thinking = n // 2 if model == "reasoning" else 0
-    for j in range(n):
-        if j:
-            due += _gap_s(model, script)  # the gap as the streams open now make it
-        await asyncio.sleep(max(due - time.perf_counter(), 0.0))
-        reasoning = j < thinking
+async def reasoning(s: Stream) -> web.StreamResponse:
+    """Half the tokens as reasoning_content (chat deltas), then the answer."""
+    await s.open()
+    thinking = s.max_tokens // 2
+    async for j, _k in s.paced(s.max_tokens):
+        if j < thinking:
+            await s.send(s.chunk(" think").replace(b'"content"', b'"reasoning_content"', 1))
+            continue
         if j == thinking:
-            entry["first_answer_ns"] = time.perf_counter_ns()
-        entry["write_ns"].append(time.perf_counter_ns())
-        await resp.write(_chunk(model, api, " tok", reasoning))
-    entry["reasoning_tokens"] = thinking
+            s.log[prompt_sha1(s.prompt)]["first_answer_ns"] = time.perf_counter_ns()
+        await s.token(" tok")
+    s.log[prompt_sha1(s.prompt)]["reasoning_tokens"] = thinking
+    return await s.finish("length")
+
+
+SLO_SCENARIOS: dict[str, Callable[[Stream], Awaitable[web.StreamResponse]]] = {
+    "slo-mix": slo_mix,
+    "reasoning": reasoning,
+    **{f"crowded-{k}": _crowded(k) for k in CROWDED_KNEES},
+}
