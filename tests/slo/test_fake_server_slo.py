@@ -83,3 +83,18 @@ def test_reasoning_stream_has_ttfo_and_reasoning_tokens(run_cli, url: str, tmp_p
     for r in read_records(tmp_path / "r" / "records.jsonl"):
         assert r.reasoning_tokens == 5 and r.first_answer_ns == r.event_ns[5]
         assert r.streamed_tokens == 10
+
+
+def test_spec_decode_acceptance_from_the_fake_vllm_page(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # vllm-spec publishes one 3-token draft per step, 2 accepted (fake_metrics.SPEC_*).
+    with running_fake_server(ttft=0.02, tpot=0.02, slow_every=0, metrics="vllm-spec") as u:
+        code, stdout, err = run_cli(
+            "bench", "--url", u, "--concurrency", "2", "--requests-per-level", "4",
+            "--output-tokens", "20", "--no-plots", "--out", str(tmp_path / "spec"), "--json",
+        )  # fmt: skip
+    assert code == 0, err
+    (lv,) = json.loads(stdout)["levels"]
+    srv = lv["server"]
+    assert srv["spec_drafts"] > 0 and srv["spec_draft_tokens"] == 3 * srv["spec_drafts"]
+    assert srv["spec_acceptance_rate"] == pytest.approx(2 / 3)
+    assert srv["spec_mean_acceptance_length"] == pytest.approx(3.0)
