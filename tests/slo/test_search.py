@@ -81,3 +81,16 @@ def test_levels_exhausted_keeps_the_measured_answer() -> None:
     result = find_max_load(measure, "concurrency", max_levels=6)
     assert result.status == "levels_exhausted" and "raise it" in result.message
     assert result.value == max(v for v in tried if v * 0.004 <= 0.05)
+
+
+def test_a_rate_knee_is_resolved_to_five_percent() -> None:
+    tried: list[float] = []
+
+    def measure(rate: float) -> SloLevel:  # flat margins either side of 7.3/s
+        tried.append(rate)
+        return level(0.010 if rate <= 7.3 else 0.200)
+
+    result = find_max_load(measure, "rate", start=2.0, max_levels=10)
+    assert result.status == "found" and result.value is not None
+    assert 7.3 / 1.05 <= result.value <= 7.3
+    assert tried[:3] == [2.0, 4.0, 8.0] and len(tried) <= 8

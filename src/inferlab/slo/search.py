@@ -10,8 +10,8 @@ Between the highest passing level `lo` and the lowest failing one `hi`, the next
 is where the straight line through their margins (<= 0 passes) crosses zero: the
 margin is monotone in load, and on a line through two points that is the monotone
 (PCHIP) interpolant vLLM uses. A probe that would land on an end is moved one step
-inside, and one that would barely shrink the bracket is replaced by its midpoint, so
-the bracket always shrinks.
+inside, and one that would barely shrink the bracket (in its outer quarters) is
+replaced by its midpoint, so the bracket shrinks by a quarter at least every probe.
 """
 
 from __future__ import annotations
@@ -174,7 +174,9 @@ class MaxLoadSearch:
         mid = (lo.value + hi.value) / 2
         if self.kind == "rate":
             span = hi.value - lo.value
-            return min(max(x, lo.value + span / 4), hi.value - span / 4) if span else mid
+            # a root in the outer quarters shrinks the bracket little: bisect instead
+            inside = lo.value + span / 4 <= x <= hi.value - span / 4
+            return x if inside else mid
         x = round(x)
         # one step inside the bracket; never a probe that leaves it nearly as wide
         x = min(max(x, lo.value + 1), hi.value - 1)
