@@ -38,7 +38,7 @@ def throughput_vs_tpot(
     fig, ax = plt.subplots(figsize=(7, 4.5))
     pts = [
         (lv.tpot_s.p50, lv.output_tokens_per_s_total, lv.label)
-        for lv in summary.levels
+        for lv in sorted(summary.levels, key=lambda lv: lv.value)  # a search probes unsorted
         if lv.tpot_s.p50
     ]
     if pts:

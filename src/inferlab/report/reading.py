@@ -8,7 +8,8 @@ from inferlab.units import fmt_bandwidth, fmt_bytes
 
 
 def read_sweep(summary: RunSummary) -> list[str]:
-    lv = [x for x in summary.levels if x.tpot_s.p50]
+    # by load: a --find-max-load search measures its levels out of order
+    lv = sorted((x for x in summary.levels if x.tpot_s.p50), key=lambda x: x.value)
     if not lv:
         return ["No level completed a request, so there is nothing to read."]
     out = _bound_and_batching(lv[0], lv[-1], len(lv))
