@@ -97,14 +97,21 @@ def run_search(args: argparse.Namespace, setup: SimSetup, text: IO[str]) -> int:
 
 def _summary(
     args: argparse.Namespace, setup: SimSetup, probes: list[tuple[Any, Any, Any]], found: Any
-) -> dict[str, Any]:
+) -> Any:
+    """One RunSummary: every probe a level, in the order measured, and the `max_load` block."""
+    from dataclasses import replace
+
     from inferlab.sim.output import build_summary
 
     res, _, level = probes[-1]
+    p = setup.policy
     config = {
         **setup.desc,
-        "policy": setup.policy.name,
-        "max_batch": setup.policy.max_batch,
+        "policy": p.name,
+        "max_batch": p.max_batch,
+        "chunk_tokens": p.chunk_tokens,
+        "kv_capacity_tokens": p.kv_capacity_tokens,
+        "block_tokens": p.block_tokens,
         "seed": args.seed,
         "workload": {
             "prompt_tokens": setup.lengths[0].low,
@@ -113,15 +120,13 @@ def _summary(
         },
     }
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
-    summary["levels"] = [lv.to_json() for _, _, lv in probes]
-    summary["max_load"] = found.to_json()
-    return summary
+    return replace(summary, levels=tuple(lv for _, _, lv in probes), max_load=found)
 
 
 def _write(
     args: argparse.Namespace,
     probes: list[tuple[Any, Any, Any]],
-    summary: dict[str, Any],
+    summary: Any,
     text: IO[str],
 ) -> None:
     from inferlab.jsonio import write_json
