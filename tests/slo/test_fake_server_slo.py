@@ -98,3 +98,19 @@ def test_spec_decode_acceptance_from_the_fake_vllm_page(run_cli, tmp_path: Path)
     assert srv["spec_drafts"] > 0 and srv["spec_draft_tokens"] == 3 * srv["spec_drafts"]
     assert srv["spec_acceptance_rate"] == pytest.approx(2 / 3)
     assert srv["spec_mean_acceptance_length"] == pytest.approx(3.0)
+
+
+def test_no_level_meets_exit_0_or_1_under_strict(run_cli, url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    argv = [
+        "bench", "--url", url, "--model", "crowded-1", "--find-max-load", "concurrency",
+        "--slo", "tpot_p50=10ms", "--requests-per-level", "3", "--output-tokens", "6",
+        "--no-scrape", "--no-plots",
+    ]  # fmt: skip
+    code, stdout, err = run_cli(*argv, "--out", str(tmp_path / "a"), "--json")
+    assert code == 0, err
+    found = json.loads(stdout)["max_load"]
+    assert found["value"] is None and found["status"] == "none_meets"
+    assert [t["value"] for t in found["levels_tried"]] == [1]  # nothing lower to try
+    assert "the lowest tried, concurrency 1, already fails" in err and "tpot_p50: " in err
+    code, _, err = run_cli(*argv, "--out", str(tmp_path / "b"), "--strict")
+    assert code == 1 and "--strict: no level meets the SLO" in err
