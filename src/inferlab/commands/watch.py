@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,9 @@ from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
     from inferlab.physics.floor import Floor
+    from inferlab.specs.hardware import HardwareSpec
+
+DEFAULT_START_TIMEOUT_S = 60.0  # watch/run.py's default, stated here to keep --help light
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--prometheus", type=int, metavar="PORT", help="inferlab_* gauges on PORT")
     p.add_argument("--no-tui", action="store_true", help="headless: record/web/exporter only")
     p.add_argument("--timeout", type=TIME, default=2.0, help="per-scrape timeout (2s)")
+    p.add_argument(
+        "--start-timeout",
+        type=TIME,
+        default=DEFAULT_START_TIMEOUT_S,
+        help="wait this long for a server not up yet, then exit 2 (60s; --duration if shorter)",
+    )
     p.set_defaults(run=run)
 
 
@@ -47,25 +57,34 @@ def _check(args: argparse.Namespace) -> None:
         raise InferlabError("give --model or --gguf, not both")
 
 
-def physics_from(args: argparse.Namespace) -> Floor:
+def physics_from(args: argparse.Namespace) -> Floor | Callable[[], Floor]:
+    """The floor's figures now, or (no model given) how to get them from the model the
+    server names, once it answers: watch waits for a server that is not up yet."""
     from inferlab.physics.floor import Floor
     from inferlab.watch.served import served_model
 
     model = str(args.gguf) if args.gguf is not None else args.model
     if args.gguf is not None and not args.gguf.is_file():
         raise InferlabError(f"--gguf {args.gguf}: no such file")
-    if not model and args.weight_bytes is None:
-        model = served_model(args.url, args.timeout)
-    cost = cost_from(
-        model,
-        weight_dtype=args.weight_dtype,
-        kv_dtype=args.kv_dtype,
-        weight_bytes=args.weight_bytes,
-        kv_bytes_per_token=args.kv_bytes_per_token,
-        params=args.params,
-    )
-    hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
-    return Floor(cost, hw, devices=args.tp, context_tokens=args.context)
+
+    def with_model(model: str | None) -> Floor:
+        cost = cost_from(
+            model,
+            weight_dtype=args.weight_dtype,
+            kv_dtype=args.kv_dtype,
+            weight_bytes=args.weight_bytes,
+            kv_bytes_per_token=args.kv_bytes_per_token,
+            params=args.params,
+        )
+        return Floor(cost, hw(), devices=args.tp, context_tokens=args.context)
+
+    def hw() -> HardwareSpec:
+        return hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
+
+    if model or args.weight_bytes is not None:
+        return with_model(model)
+    hw()  # a missing --hardware is said before any wait
+    return lambda: with_model(served_model(args.url, args.timeout))
 
 
 def metrics_url(args: argparse.Namespace) -> str:
@@ -90,9 +109,12 @@ def run(args: argparse.Namespace) -> int:
         web_port=args.web,
         prometheus_port=args.prometheus,
         tui=not args.no_tui and sys.stdout.isatty(),
+        start_timeout_s=args.start_timeout,
     )
     result = run_watch(cfg, ph, scraper(metrics_url(args), args.timeout), probe_for(args.url))
     tail = f"; {result.record_lines} lines in {args.record}" if args.record else ""
+    if result.waited_s > 0:
+        tail += f"; the server first answered after {result.waited_s:.1f} s"
     stop = "stopped (Ctrl-C)" if result.interrupted else "done"
     print(f"inferlab watch: {stop} after {result.frames} intervals{tail}", file=sys.stderr)
     return 0
