@@ -28,7 +28,7 @@ EXEMPT: dict[str, str] = {}
 # Neutral value modules: importable from anywhere, importing no package of inferlab.
 NEUTRAL = {
     "records", "summary", "jsonio", "jsonrecord", "vocab", "units", "errors", "__init__",
-    "engine_result", "address",
+    "engine_result", "address", "slo",
 }  # fmt: skip
 # package -> packages it must never import (directly, or lazily inside a function).
 FORBIDDEN = {
@@ -53,6 +53,9 @@ FORBIDDEN = {
         "watch",
         "drill",
     },
+    # SLO values sit beside summary.py (it holds their blocks): below every package.
+    "slo": {"specs", "physics", "bench", "metrics", "report", "sim", "commands", "probe"}
+    | {"engines", "servermetrics", "load", "drill", "watch", "console"},
 }
 # physics stays numeric (its words are report/floor_text.py); bench draws no progress bars
 THIRD_PARTY_FORBIDDEN = {"report": {"aiohttp"}, "bench": {"rich"}, "physics": {"rich"}}

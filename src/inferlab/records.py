@@ -50,6 +50,10 @@ class RequestRecord:
     turn: int = 0  # 0: a conversation's first turn, or a lone request
     prefix_group: int | None = None  # --prefix-groups: which shared system prompt
     cached_prompt_tokens_server: int | None = None  # llama.cpp timings.cache_n (final chunk)
+    # Reasoning models: tokens streamed as reasoning_content / reasoning (counted apart from
+    # the answer), and when the first answer token came (None: no reasoning in the stream).
+    reasoning_tokens: int = 0
+    first_answer_ns: int | None = None
 
     @property
     def ok(self) -> bool:

@@ -27,6 +27,9 @@ from inferlab.jsonrecord import (
     rest,
     tuple_of,
 )
+from inferlab.slo.attainment import SloLevel
+from inferlab.slo.saturation import Saturation
+from inferlab.slo.search import MaxLoad
 from inferlab.vocab import Bound, Dialect, LevelKind, Severity
 
 SCHEMA_VERSION = 1  # summary.json's; the one number bench, sim and rundir share
@@ -167,6 +170,10 @@ class ServerLevelMetrics(JsonRecord):
     e2e_p99_s: float | None
     estimated_read_bytes_per_step: float | None  # vLLM --enable-mfu-metrics, per GPU
     estimated_flops_per_step: float | None
+    # speculative decoding (vLLM spec_decode_*), deltas over the level
+    spec_drafts: float | None = optional()
+    spec_acceptance_rate: float | None = optional()  # accepted / drafted tokens
+    spec_mean_acceptance_length: float | None = optional()  # tokens per verify step
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,6 +265,11 @@ class LevelSummary(JsonRecord):
     prefix_cache_hit_ratio: float | None = optional()
     prefix_cache_hit_ratio_implied: float | None = optional()
     per_turn: tuple[TurnStats, ...] | None = optional(tuple_of(TurnStats.from_json))
+    slo: SloLevel | None = optional(SloLevel.from_json)  # with --slo (slo/attainment.py)
+    saturation: Saturation | None = optional(Saturation.from_json)  # open-loop levels
+    # reasoning streams: first answer token (TTFT counts reasoning), reasoning tokens apart
+    ttfo_s: LatencyStats | None = optional(LatencyStats.from_json)
+    reasoning_tokens: int | None = optional()
     rest: dict[str, Any] = rest()
 
     @property
@@ -361,6 +373,7 @@ class RunSummary(JsonRecord):
     levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
     warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
     engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
+    max_load: MaxLoad | None = optional(MaxLoad.from_json)  # --find-max-load (slo/search.py)
     rest: dict[str, Any] = rest()
 
     @classmethod

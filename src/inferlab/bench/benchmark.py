@@ -34,6 +34,7 @@ from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
+from inferlab.bench.slo_level import record_probe, search_levels
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.engine_result import EngineBench
 from inferlab.errors import InferlabError
@@ -48,6 +49,8 @@ from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
 from inferlab.physics.floor import Floor
 from inferlab.records import RecordWriter
+from inferlab.slo.grammar import Slo
+from inferlab.slo.search import MaxLoadSearch
 from inferlab.summary import (
     SCHEMA_VERSION,
     ClientStats,
@@ -88,6 +91,8 @@ class BenchConfig:
     metrics_url: str | None = None  # default: <server root>/metrics
     workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
     engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
+    slo: Slo | None = None  # --slo: an `slo` block per level (bench/slo_level.py)
+    search: MaxLoadSearch | None = None  # --find-max-load: it picks the levels instead
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # a longer SSE event fails its request
     floor_note: str | None = None  # how bench found the floor itself, or which flag gives MBU
     # The load (load/): lengths, arrivals, traces, prefixes. None: fixed lengths from the
@@ -149,7 +154,7 @@ def _client_stats(run: LevelRun) -> ClientStats:
 
 
 def _level_block(
-    cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None
+    cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None, t0_ns: int = 0
 ) -> tuple[LevelSummary, list[RunWarning]]:
     lv = run.level
     s = summarize_level(lv.label, lv.summary_kind, lv.value, run.records, cfg.stall_factor)
@@ -175,6 +180,11 @@ def _level_block(
         s, more = attach_server(s, run.server_samples, target, cfg.floor, workload)
         warns += allow_prefix_hits(more, cfg.workload.shares_prefix)
         s = counters_hit_ratio(s, cfg.workload.shares_prefix)
+    from inferlab.bench.slo_level import judge_saturation, judge_slo, reasoning_blocks
+
+    sat = judge_saturation(lv, run.records, run.server_samples, t0_ns * 1e-9)
+    s = dataclasses.replace(s, slo=judge_slo(cfg.slo, run.records), saturation=sat)
+    s = reasoning_blocks(s, run.records)
     return s, warns
 
 
@@ -216,7 +226,7 @@ def build_summary(state: RunState) -> RunSummary:
     cfg, info = state.cfg, state.info
     levels, warns = [], list(state.warnings)
     for run in state.runs:
-        s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None)
+        s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None, state.t0_ns)
         levels.append(s)
         warns.extend(w)
     summary = RunSummary(
@@ -242,6 +252,7 @@ def build_summary(state: RunState) -> RunSummary:
         extra=cfg.extra,
         levels=tuple(levels),
         warnings=tuple(warns),
+        max_load=cfg.search.result() if cfg.search is not None else None,
     )
     return summary if cfg.engine is None else apply_engine_baseline(summary, cfg.engine)
 
@@ -324,6 +335,7 @@ async def _run_one_level(
         await run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
     if state.sampler is not None:
         run.server_samples = await asyncio.to_thread(state.sampler.end)
+    record_probe(cfg.search, cfg.slo, level.value, run.records)  # --find-max-load: next level
     return n
 
 
@@ -413,7 +425,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         try:
             if cfg.workers.enabled:
                 state.fleet = await Fleet.open(cfg.workers)
-            for level in cfg.levels:
+            for level in search_levels(cfg.levels, cfg.search):  # --find-max-load picks them
                 next_id += await _run_one_level(ctx, state, level, next_id, hooks)
                 summary = build_summary(state)
                 write_summary(summary_path, summary)

@@ -166,24 +166,33 @@ class _Stream:
         timings = obj.get("timings")  # llama.cpp, final chunk: cache_n prompt tokens reused
         if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
             rec.cached_prompt_tokens_server = timings["cache_n"]
-        content = False
+        content = reasoning = False
         for choice in obj.get("choices") or []:
             text = choice.get("text")
             if text is None:
-                text = (choice.get("delta") or {}).get("content")
+                delta = choice.get("delta") or {}
+                text = delta.get("content")
+                # reasoning models: a generated token too (TTFT counts it), not the answer
+                reasoning = reasoning or bool(
+                    delta.get("reasoning_content") or delta.get("reasoning")
+                )
             if text:
                 content = True
                 if self.reply is not None:
                     self.reply.append(text)
             if choice.get("finish_reason"):
                 rec.finish_reason = choice["finish_reason"]
-        if content:
+        if content or reasoning:
             k = 1
             if usage and isinstance(usage.get("completion_tokens"), int):
                 k = max(1, usage["completion_tokens"] - self._usage_tokens)
             rec.event_ns.append(t_ns)
             rec.event_tokens.append(k)
             self.streamed += k
+            if not content:
+                rec.reasoning_tokens += k
+            elif rec.first_answer_ns is None:
+                rec.first_answer_ns = t_ns  # TTFO: the first token of the answer
         if usage:
             if isinstance(usage.get("completion_tokens"), int):
                 self._usage_tokens = usage["completion_tokens"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -21,6 +22,7 @@ from inferlab.commands.common import (
     unit_arg,
     whole,
 )
+from inferlab.commands.slo_args import add_slo_args, search_from, slo_from
 from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
 from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
@@ -125,6 +127,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=Path,
         help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
     )
+    add_slo_args(p)
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
     p.set_defaults(run=run, floor_note=None)
 
@@ -232,6 +235,20 @@ def strict_failures(summary: RunSummary) -> list[RunWarning]:
     return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
 
+def search_of(args: argparse.Namespace) -> Any:
+    """--find-max-load's search (None without it); --concurrency/--rate give its range."""
+    kind = args.find_max_load
+    if kind is None:
+        return None
+    other = "rate" if kind == "concurrency" else "concurrency"
+    if getattr(args, other):
+        raise InferlabError(f"--find-max-load {kind} searches --{kind}; leave out --{other}")
+    if kind == "concurrency":
+        upper = float(MAX_STREAMS * max(1, args.workers))
+        return search_from(args, [float(c) for c in args.concurrency or []], upper)
+    return search_from(args, args.rate, MAX_RATE_PER_S)
+
+
 def stated_floor(args: argparse.Namespace) -> Any:
     """No --floor-* flags: the floor of a local server's own GGUF, or which flag gives MBU
     (one line on stderr, kept as an info warning in the summary)."""
@@ -245,6 +262,15 @@ def stated_floor(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     check_sizes(args)
     workload = workload_from(args)
+    slo_from(args)  # refuse a bad SLO or search before any folder is made
+    search = search_of(args)
+    if search is not None and workload.trace is not None:
+        raise InferlabError("--find-max-load searches a load: leave out --trace")
+    if search is not None and search.kind == "concurrency":  # the pool fits the highest
+        from inferlab.load.spec import Level
+
+        top = Level("concurrency", min(search.upper, float(MAX_STREAMS)))
+        workload = dataclasses.replace(workload, levels=(top,))
     floor = resolve_floor(args)  # refuse a bad floor before any folder is made
     if floor is None:
         floor = stated_floor(args)
@@ -283,6 +309,8 @@ def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> i
         engine=engine,
         workers=worker_options(args, levels, floor, workload.mean_tokens()[1]),
         load=workload,
+        slo=slo_from(args),
+        search=search_of(args),
         max_event_bytes=args.max_event_bytes,
         floor_note=args.floor_note,
     )
@@ -291,6 +319,10 @@ def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> i
         result = execute(cfg, args.no_plots, wide=args.wide)
     if args.json:
         print(dumps(result.summary))
+    found = result.summary.max_load
+    if args.strict and found is not None and found.value is None:
+        print("--strict: no level meets the SLO", file=sys.stderr)
+        return 1
     if args.strict and strict_failures(result.summary):
         print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
         return 1

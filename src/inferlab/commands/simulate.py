@@ -17,6 +17,7 @@ from inferlab.commands.common import (
     resolve_cost,
     resolve_hardware,
 )
+from inferlab.commands.slo_args import add_slo_args, slo_from
 from inferlab.errors import InferlabError
 from inferlab.load.flags import LoadDefaults, add_load_flags
 
@@ -98,6 +99,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--append-run", action="store_true", help="add this run beside one in --out (run-N/)"
     )
     p.add_argument("--json", action="store_true", help="print summary.json (only) on stdout")
+    add_slo_args(p)
+    p.add_argument(
+        "--strict", action="store_true", help="exit 1 when --find-max-load finds no level"
+    )
     p.set_defaults(run=run)
 
 
@@ -206,6 +211,12 @@ def run(args: argparse.Namespace) -> int:
         resolve_run_folder(args.out, args.overwrite, args.append_run)  # refuse before the work
     model, desc, cost, hw = build_model(args)
     policy = build_policy(args, cost, hw)
+    slo = slo_from(args)
+    text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
+    if args.find_max_load:
+        from inferlab.commands.sim_search import SimSetup, run_search
+
+        return run_search(args, SimSetup(model, desc, policy, SIM_LOAD, limits, build_load), text)
     load = build_load(args, SIM_LOAD, limits)
     check_lengths(load, policy, limits)
     t = time.perf_counter()
@@ -215,9 +226,12 @@ def run(args: argparse.Namespace) -> int:
     config = {**sim_config(desc, policy, args, load), "wall_s": wall}
     config["workload"]["requests_per_level"] = len(res.requests)
     level = with_turns(summarize_result(res, load.label, times), res, times, load)
+    from inferlab.sim.slo_level import judge_simulated
+
+    level = judge_simulated(level, res, load.label, slo, times)
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
-    text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
     print_result(level, summary.simulation, res, wall, text)
+    print_slo(level, text)
     if args.out is not None:
         write_run(args, res, times, summary, text, load.requests)
     if args.json:
@@ -249,7 +263,29 @@ def write_run(
 
 
 def ms(x: float | None) -> str:
-    return "-" if x is None else f"{x * 1e3:.1f} ms"
+    """ms below 10 s, s from 10 s, min from 10 min (units.fmt_duration)."""
+    from inferlab.units import fmt_duration
+
+    return "-" if x is None else fmt_duration(x)
+
+
+def print_slo(lv: LevelSummary, file: IO[str]) -> None:
+    """The level against --slo, and an open-loop level's saturation verdict."""
+    from inferlab.slo.saturation import GROWING_NOTE, THRESHOLDS
+
+    if lv.slo is not None:
+        g = lv.slo
+        why = "" if g.binding is None else f"; binding {g.binding.describe(g.min_attainment)}"
+        print(
+            f"  SLO {g.slo}: {'pass' if g.passed else 'fail'}; attainment {g.attainment:.0%} "
+            f"(min {g.min_attainment:.0%}); goodput {g.goodput_requests_per_s:.3g} req/s, "
+            f"{g.goodput_tokens_per_s:.4g} tok/s{why}",
+            file=file,
+        )
+    if lv.saturation is not None:
+        print(f"  load: {lv.saturation.describe()} ({THRESHOLDS})", file=file)
+        if lv.saturation.verdict == "overloaded":
+            print(f"  {GROWING_NOTE}", file=file)
 
 
 def print_result(

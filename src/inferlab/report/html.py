@@ -7,7 +7,7 @@ import html
 from pathlib import Path
 
 from inferlab.jsonio import dumps
-from inferlab.report.console import sweep_rows
+from inferlab.report.console import slo_lines, sweep_rows
 from inferlab.summary import RunSummary
 
 CSS = """
@@ -49,6 +49,17 @@ def _server_section(out_dir: Path) -> str:
     )
 
 
+def _slo_section(summary: RunSummary, out_dir: Path) -> str:
+    """With --slo: goodput and attainment against load, and what the SLO columns mean."""
+    lines = slo_lines(summary)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f"<h2>Within the SLO: goodput and attainment</h2><ul>{items}</ul>" + _img(
+        out_dir / "goodput.png"
+    )
+
+
 def render_html(
     summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
@@ -79,6 +90,7 @@ def render_html(
 {watch_html}
 {_server_section(out_dir)}
 {_time_split(out_dir)}
+{_slo_section(summary, out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
 <h2>Setup, floor and versions</h2>{_kv_table(facts)}
 <details><summary>summary.json</summary><pre>{raw}</pre></details></body></html>"""

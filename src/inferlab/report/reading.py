@@ -8,7 +8,8 @@ from inferlab.units import fmt_bandwidth, fmt_bytes
 
 
 def read_sweep(summary: RunSummary) -> list[str]:
-    done = [x for x in summary.levels if x.tpot_s.p50]
+    # by load: a --find-max-load search measures its levels out of order
+    done = sorted((x for x in summary.levels if x.tpot_s.p50), key=lambda x: x.value)
     # The sweep's closed-loop levels are read together (a replayed trace is read apart).
     lv = [x for x in done if x.concurrency is not None] or done
     if not lv:

@@ -215,6 +215,7 @@ def _vllm(idx: _Index) -> dict[str, object]:
         "prefix_cache_query_tokens": idx.total(f"{p}prefix_cache_queries_total"),
         "spec_draft_tokens": idx.total(f"{p}spec_decode_num_draft_tokens_total"),
         "spec_accepted_tokens": idx.total(f"{p}spec_decode_num_accepted_tokens_total"),
+        "spec_drafts": idx.total(f"{p}spec_decode_num_drafts_total"),
         "estimated_read_bytes": idx.total(f"{p}estimated_read_bytes_per_gpu_total"),
         "estimated_flops": idx.total(f"{p}estimated_flops_per_gpu_total"),
         "running": idx.total(f"{p}num_requests_running"),

@@ -25,6 +25,7 @@ COUNTERS = (
     "prefix_cache_query_tokens",
     "spec_draft_tokens",
     "spec_accepted_tokens",
+    "spec_drafts",  # vLLM spec_decode_num_drafts: verify steps that carried a draft
     "estimated_read_bytes",  # vLLM --enable-mfu-metrics, per GPU
     "estimated_flops",  # vLLM --enable-mfu-metrics, per GPU
 )
@@ -94,6 +95,7 @@ class Snapshot:
     prefix_cache_query_tokens: float | None = None
     spec_draft_tokens: float | None = None
     spec_accepted_tokens: float | None = None
+    spec_drafts: float | None = None
     estimated_read_bytes: float | None = None
     estimated_flops: float | None = None
     # gauges (now)
