@@ -221,7 +221,7 @@ def _serve_and_sweep(
         from inferlab.watch.derive import Physics
 
         # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
-        physics = Physics(floor.cost, floor.hardware, None, floor.devices)
+        physics = Physics(floor.cost, floor.hardware, None, floor.devices, engine)
         with BackgroundWatch(srv.base_url, physics, args.out / "watch.jsonl", 0.5, 3.0) as w:
             return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w))
 

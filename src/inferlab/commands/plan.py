@@ -58,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
     search = Search(duration, args.seed, build_limits(args))
     model, desc, cost, hw = build_model(args)
     policy = build_policy(args, cost, hw)
+    from inferlab.commands.engine_model import check_batches
+
+    fit_lines = check_batches(model, policy, None)  # an engine baseline's range, refused past 2x
     prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
     search.limits.check_request_steps(prompt.high, output.high, policy.chunk_tokens)
     lines: list[str] = []
@@ -80,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.explain:
         print(f"step time: {desc}")
+        print("\n".join(f"  {line}" for line in fit_lines))
         print(
             f"policy: {policy.name}, max batch {policy.max_batch}, chunk {policy.chunk_tokens}, "
             f"KV capacity {policy.kv_capacity_tokens} tokens"

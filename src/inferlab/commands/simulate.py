@@ -37,7 +37,11 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
 
     add_model(p)
     add_hardware(p)
-    p.add_argument("--policy", choices=["sequential", "static", "continuous"], default="continuous")
+    p.add_argument(
+        "--policy",
+        choices=["sequential", "static", "continuous", "llama.cpp"],
+        default="continuous",
+    )
     p.add_argument("--max-batch", type=int, default=256, help="sequences per step (256)")
     p.add_argument(
         "--chunked-prefill", type=int, help="prompt tokens per step (continuous policy only)"
@@ -70,6 +74,9 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_STEPS,
         help=f"stop a simulation past this many engine steps ({DEFAULT_MAX_STEPS})",
     )
+    from inferlab.commands.engine_model import add_engine_args
+
+    add_engine_args(p)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -108,9 +115,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
     """The step-time model (fitted or roofline), its description, the cost and hardware."""
+    from inferlab.commands.engine_model import engine_model
     from inferlab.sim.calibrate import fit_from_summary
     from inferlab.sim.steptime import RooflineStepTime
 
+    engine = engine_model(args)  # --engine-baseline DIR (or --calibrate naming one)
+    if engine is not None:
+        return engine[0], engine[1], None, None
     if args.calibrate:
         from inferlab.commands.report import load_summary
 
@@ -170,6 +181,10 @@ def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Policy:
         from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
 
         chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
+    if args.policy == "llama.cpp":
+        from inferlab.commands.engine_model import llama_policy
+
+        return llama_policy(args)
     tokens = kv_capacity_tokens(args, cost, hw)
     return Policy(args.policy, args.max_batch, chunk, tokens, args.block_tokens)
 
@@ -275,6 +290,9 @@ def run(args: argparse.Namespace) -> int:
     prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
     load = build_load(args, prompt, output, limits)
     check_lengths(load, prompt, output, policy, limits)
+    from inferlab.commands.engine_model import check_batches
+
+    fit_lines = check_batches(model, policy, load.users.users if load.users else None)
     t = time.perf_counter()
     res = simulate(load.arrivals, model, policy, load.users, max_steps=limits.max_steps)
     wall = time.perf_counter() - t
@@ -285,6 +303,8 @@ def run(args: argparse.Namespace) -> int:
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
     text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
     print_result(level, summary["simulation"], res, wall, text)
+    for line in fit_lines:
+        print(f"  step time: {line}", file=text)
     if args.out is not None:
         write_run(args, res, times, summary, text)
     if args.json:

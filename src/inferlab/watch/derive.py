@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from inferlab.engine_result import EngineBench
+from inferlab.metrics.verdict import engine_growth, engine_step
 from inferlab.physics.decode import decode_point
 from inferlab.physics.measured import utilisation
 from inferlab.physics.roofline import StepTime, roofline
@@ -54,6 +56,7 @@ class Physics:
     hw: HardwareSpec
     context_tokens: int | None = None  # --context: tokens per running sequence, when stated
     devices: int = 1  # --tp: vLLM estimates bytes per GPU; the group reads this many times that
+    engine: EngineBench | None = None  # the engine alone (engine-bench), for the verdict
 
     @property
     def peak_flops_per_s(self) -> float:
@@ -87,6 +90,10 @@ class Live:
     engine_bytes_per_step: Quantity  # vLLM's own estimate, beside inferlab's
     engine_mbu: Quantity
     floor_bound: str | None  # "memory" | "compute" at this batch and context
+    # The engine alone at the running batch, and its step's growth with the batch (share of a
+    # lone step per extra stream): the verdict's numbers (metrics/verdict.py).
+    engine_step_s: Quantity = Quantity(None, "unknown: no engine baseline")
+    engine_growth: Quantity = Quantity(None, "unknown: no engine baseline")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -210,7 +217,24 @@ def derive(snaps: tuple[Snapshot, ...], ph: Physics) -> Live:
         itl_p99_s=_quantile(d, "itl_s", 0.99),
         context_tokens=ctx,
         **phys,
+        **_engine_alone(ph, running),
     )
+
+
+def _engine_alone(ph: Physics, running: Quantity) -> dict[str, Quantity]:
+    """The engine-alone step at the running batch and the engine's growth with the batch."""
+    if ph.engine is None:
+        return {}
+    step = engine_step(ph.engine, running.value)
+    growth = engine_growth(ph.engine)
+    return {
+        "engine_step_s": Quantity(step, "engine-bench at the running batch")
+        if step is not None
+        else unknown("the running batch is outside the engine's measured batches"),
+        "engine_growth": Quantity(growth[0], growth[1])
+        if growth is not None
+        else unknown("the engine measured one batch only"),
+    }
 
 
 def _physics(
