@@ -78,7 +78,7 @@ def test_without_the_engine_alone_kernels_and_serving_are_not_told_apart() -> No
     v = decide(TimeNumbers(served_s=0.012, floor_s=0.003))
     assert v.where == "above_floor" and v.bound == "unknown"
     assert "not measured to tell which" in v.sentence()
-    assert decide(TimeNumbers(served_s=0.005, floor_s=0.003)).where == "floor"
+    assert decide(TimeNumbers(served_s=0.009, floor_s=0.003)).where == "floor"
 
 
 def test_growth_share_from_the_engine() -> None:

@@ -13,8 +13,9 @@ verdict, so one run never gets two readings. The numbers, at one batch:
              else from the served levels.
 
 Where: the largest of floor, kernels (engine - floor) and serving (served - engine);
-without the engine alone, kernels and serving cannot be told apart, and the
-verdict says only how far above the floor the step is.
+without the engine alone, kernels and serving cannot be told apart: past 3x the
+floor (one of the two then surely outweighs it) the verdict says only that the time
+goes above the floor, to the engine or serving; within 3x, to the floor.
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def decide(n: TimeNumbers) -> Verdict:
             parts["kernels"] = n.engine_s
         return Verdict(max(parts, key=lambda k: parts[k]), bound, n)
     if n.floor_s is not None and n.floor_s > 0:
-        # the floor is the largest part while it is at least half the served step
-        return Verdict("floor" if 2 * n.floor_s >= n.served_s else "above_floor", bound, n)
+        # The rest is two parts (kernels, serving) not told apart: past 3x the floor one of
+        # them is surely larger than the floor; within it the floor may be the largest.
+        return Verdict("floor" if 3 * n.floor_s >= n.served_s else "above_floor", bound, n)
     return Verdict("unknown", bound, n)

@@ -221,7 +221,7 @@ def derive(snaps: tuple[Snapshot, ...], ph: Physics) -> Live:
     )
 
 
-def _engine_alone(ph: Physics, running: Quantity) -> dict[str, Quantity]:
+def _engine_alone(ph: Physics, running: Quantity) -> dict[str, Any]:
     """The engine-alone step at the running batch and the engine's growth with the batch."""
     if ph.engine is None:
         return {}
