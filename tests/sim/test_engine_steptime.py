@@ -63,6 +63,9 @@ def test_beyond_the_largest_batch_is_extrapolated_stated_and_refused_past_twice(
     assert any("17..32 are beyond the measured range" in line for line in lines)
     with pytest.raises(InferlabError, match=r"batch 33 is beyond 2x .* \(16\).*--force"):
         m.step_time_s([], DecodeBatch.of(ctx_at(eb, 33)))
+    above_one = EngineStepTime(fit_engine(engine({2: 0.0245, 4: 0.0389}, 0.0133)))
+    assert any("below 2: extrapolated along the first segment" in x for x in above_one.describe(4))
+    assert above_one.step_time_s([], DecodeBatch.of([48])) == pytest.approx(0.0245 - 0.0072)
     forced = EngineStepTime(fit_engine(eb), force=True)
     assert forced.step_time_s([], DecodeBatch.of(ctx_at(eb, 64))) > 0.1221
 

@@ -92,10 +92,7 @@ def check_same_server(eb: EngineBench, args: argparse.Namespace, run: RunSummary
         if any(named) and not any(Path(base).stem in n or n in base for n in named if n):
             served = ", ".join(filter(None, named))
             problems.append(f"the served run's model ({served}) is not {base}")
-        ran = run.extra.get("server_threads") or (
-            run.engine_baseline.threads if run.engine_baseline else None
-        )
-        threads = threads or ran
+        threads = threads or run.extra.get("server_threads")  # the demo records it
     if threads is not None and threads != eb.threads:
         problems.append(f"the server uses {threads} thread(s), the baseline {eb.threads}")
     if problems and not args.force:

@@ -195,6 +195,8 @@ def describe_fit(m: EngineStepTime, max_batch: int | None) -> list[str]:
         out.append(f"  raised to stay monotone (their measurement dipped): batches {f.raised}")
     if len(f.batches) == 1:
         out.append("  one batch measured: other batches scaled in proportion to it")
+    if f.batches[0] > 1 and len(f.batches) > 1:
+        out.append(f"  batches below {f.batches[0]}: extrapolated along the first segment")
     if max_batch is not None and max_batch > f.largest_batch:
         slope = (f.decode_at(f.largest_batch + 1) - f.decode_at(f.largest_batch)) * 1e3
         out.append(
