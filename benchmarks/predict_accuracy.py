@@ -27,7 +27,7 @@ from inferlab.commands.engine_model import check_same_server, load_baseline
 from inferlab.commands.report import load_summary
 from inferlab.errors import InferlabError
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.predict import closed_levels, measure_overhead, predict
+from inferlab.sim.predict import measure_overhead, predict, run_levels
 from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
 
 TPOT_TARGET, TTFT_TARGET = 0.10, 0.15
@@ -42,7 +42,7 @@ def err(pred: float | None, meas: float | None) -> str:
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("engine", type=Path, help="an engine-bench folder")
-    p.add_argument("run", type=Path, help="a bench run folder (closed-loop levels)")
+    p.add_argument("run", type=Path, help="a bench run folder (closed-loop and Poisson levels)")
     p.add_argument("--parallel", type=int, default=4, help="the server's slots (4)")
     p.add_argument("--ctx-size", type=int, help="the server's context (parallel x 1024)")
     p.add_argument("--serving-overhead", type=TIME, help="a stated overhead per step")
@@ -70,7 +70,7 @@ def main() -> int:
     print(f"{'':>12} {'TTFT p50 s':^22}  {'TPOT p50 ms':^22}  {'tok/s':^20}")
     print(f"{'level':>6} {'role':>5} {cols}  {cols}  {cols[2:]}")
     worst = 0.0
-    for lv, level in closed_levels(run):
+    for lv, level in run_levels(run):
         p = predict(model, knobs, level)
         mt, mp = lv.ttft_s.p50, lv.tpot_s.p50
         role = "fit" if lv.label in fitted else "held"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from inferlab.sim.predict import (
     closed_levels,
     measure_overhead,
     predict,
+    run_levels,
 )
 from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
 from inferlab.summary import RunSummary
@@ -66,3 +68,13 @@ def test_the_overhead_measured_from_a_served_run_is_the_median_gap() -> None:
     over, how = measure_overhead(model(), knobs, run, ["c=4", "c=8"])
     assert over == pytest.approx(max(sum(gaps) / 2, 0.0))  # the median of two
     assert how.startswith("measured from the served run at c=4, c=8")
+
+
+def test_every_level_of_a_run_is_described_for_the_prediction() -> None:
+    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
+    levels = run_levels(run)
+    assert [lv.label for lv, _ in levels] == ["c=1", "c=2", "c=4", "c=8", "c=16"]
+    assert levels[2][1] == ClosedLevel(4, 32, 64, 16)
+    rated = dataclasses.replace(run.levels[0], label="rate=2/s", concurrency=None, rate_per_s=2.0)
+    (lv, level), *_ = run_levels(dataclasses.replace(run, levels=(rated,)))
+    assert level == PoissonLevel(2.0, 32, 64, rated.requests_measured / 2.0)

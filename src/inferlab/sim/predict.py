@@ -150,6 +150,24 @@ def closed_levels(
     return out
 
 
+def run_levels(summary: RunSummary) -> list[tuple[LevelSummary, Level]]:
+    """Every level of a bench run that can be predicted: closed loops, and Poisson rates
+    (a fresh draw of arrivals at the run's rate, over as many requests as it measured)."""
+    w = summary.workload
+    closed = dict((lv.label, level) for lv, level in closed_levels(summary))
+    out: list[tuple[LevelSummary, Level]] = []
+    for lv in summary.levels:
+        if lv.label in closed:
+            out.append((lv, closed[lv.label]))
+        elif lv.rate_per_s:
+            n = max(lv.requests_measured, 1)
+            level = PoissonLevel(
+                lv.rate_per_s, int(w.prompt_tokens), int(w.output_tokens), n / lv.rate_per_s
+            )
+            out.append((lv, level))
+    return out
+
+
 def measure_overhead(
     model: EngineStepTime, knobs: LlamaCppKnobs, summary: RunSummary, labels: list[str] | None
 ) -> tuple[float, str]:
