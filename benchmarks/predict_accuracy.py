@@ -67,8 +67,8 @@ def main() -> int:
     print(f"engine: {eb.gguf}, {eb.threads} thread(s), CPU {eb.cpu_fraction:.0%} of its threads")
     print("\n".join("  " + line for line in model.describe(a.parallel)))
     cols = f"{'pred':>7} {'meas':>7} {'err':>6}"
-    print(f"{'':>12} {'TTFT p50 s':^22}  {'TPOT p50 ms':^22}  {'tok/s':^20}")
-    print(f"{'level':>6} {'role':>5} {cols}  {cols}  {cols[2:]}")
+    print(f"{'':>17} {'TTFT p50 s':^22}  {'TPOT p50 ms':^22}  {'tok/s':^20}")
+    print(f"{'level':>11} {'role':>5} {cols}  {cols}  {cols[2:]}")
     worst = 0.0
     for lv, level in run_levels(run):
         p = predict(model, knobs, level)
@@ -76,7 +76,7 @@ def main() -> int:
         role = "fit" if lv.label in fitted else "held"
         pt, pp, tps = p.ttft_s.p50, p.tpot_s.p50, lv.output_tokens_per_s_total
         print(
-            f"{lv.label:>6} {role:>5} {pt or 0:7.3f} {mt or 0:7.3f} {err(pt, mt)}"
+            f"{lv.label:>11} {role:>5} {pt or 0:7.3f} {mt or 0:7.3f} {err(pt, mt)}"
             f"  {(pp or 0) * 1e3:7.1f} {(mp or 0) * 1e3:7.1f} {err(pp, mp)}"
             f"  {p.tokens_per_s:6.1f} {tps:6.1f} {err(p.tokens_per_s, tps)}"
         )

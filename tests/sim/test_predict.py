@@ -78,3 +78,14 @@ def test_every_level_of_a_run_is_described_for_the_prediction() -> None:
     rated = dataclasses.replace(run.levels[0], label="rate=2/s", concurrency=None, rate_per_s=2.0)
     (lv, level), *_ = run_levels(dataclasses.replace(run, levels=(rated,)))
     assert level == PoissonLevel(2.0, 32, 64, rated.requests_measured / 2.0)
+
+
+def test_errors_against_the_level_measured() -> None:
+    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
+    lv, level = closed_levels(run)[0]
+    p = predict(model(), LlamaCppKnobs(parallel=16, ctx_size=2560), level)
+    e = p.errors(lv)
+    assert e.tpot_p50_rel == pytest.approx(
+        ((p.tpot_s.p50 or 0) - (lv.tpot_s.p50 or 0)) / 0.012036652325396826
+    )
+    assert e.ttft_p50_rel is not None and e.tokens_per_s_rel is not None

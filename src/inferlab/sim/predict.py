@@ -80,6 +80,15 @@ class Prediction:
     tokens_per_s: float
     source: str  # "engine baseline DIR, llama.cpp policy, --parallel 4, overhead ..."
 
+    def errors(self, measured: LevelSummary) -> PredictionErrors:
+        """(predicted - measured) / measured of each number, None where either is missing."""
+        return PredictionErrors(
+            _rel(self.ttft_s.p50, measured.ttft_s.p50),
+            _rel(self.ttft_s.p99, measured.ttft_s.p99),
+            _rel(self.tpot_s.p50, measured.tpot_s.p50),
+            _rel(self.tokens_per_s, measured.output_tokens_per_s_total),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ttft_s": self.ttft_s.to_json(),
@@ -87,6 +96,20 @@ class Prediction:
             "tokens_per_s": self.tokens_per_s,
             "source": self.source,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionErrors:
+    """Relative errors of a prediction against the level measured (+ = predicted higher)."""
+
+    ttft_p50_rel: float | None
+    ttft_p99_rel: float | None
+    tpot_p50_rel: float | None
+    tokens_per_s_rel: float | None
+
+
+def _rel(pred: float | None, meas: float | None) -> float | None:
+    return (pred - meas) / meas if pred is not None and meas else None
 
 
 def _load(
