@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,14 +12,20 @@ import pytest
 from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.verdict import TimeNumbers, decide, engine_growth, engine_step
 from inferlab.report.reading import read_sweep, sweep_verdict
+from inferlab.servermetrics.snapshot import Snapshot
 from inferlab.summary import RunSummary
 from inferlab.watch.derive import Live, Quantity, unknown
-from inferlab.watch.frame import live_verdict, reading
+from inferlab.watch.frame import Watcher, live_verdict, reading
 from tests.engines.baseline import engine
+from tests.watch.helpers import physics, steady
 
 SWEEP = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
 # The llama-batched-bench on one thread (ms at batch 1..16)
 ENGINE = {1: 0.0133, 2: 0.0245, 4: 0.0389, 8: 0.0635, 16: 0.1221}
+
+
+def scripted(snaps: list[Snapshot]) -> Callable[[], Snapshot]:
+    return lambda: snaps.pop(0)
 
 
 def run() -> RunSummary:
@@ -86,3 +93,15 @@ def test_growth_share_from_the_engine() -> None:
     assert g is not None
     assert g[0] == pytest.approx((0.1221 / 0.0133 - 1) / 15)
     assert g[1] == "engine alone, batch 1 -> 16"
+
+
+def test_watch_with_an_engine_baseline_reads_the_engine_at_the_running_batch() -> None:
+    ph = dataclasses.replace(physics(), engine=engine(ENGINE, 0.0133))
+    w = Watcher(scripted([steady(0), steady(10)]), ph, 10.0, lambda: (unknown("none"), "none"))
+    w.tick()
+    f = w.tick()  # 4 streams at one step per 50 ms; the engine alone takes 38.9 ms at batch 4
+    assert f.live is not None and f.live.engine_step_s.value == 0.0389
+    v = live_verdict(f.live)
+    # floor 22 ms, kernels 38.9 - 22 = 16.9 ms, serving 50 - 38.9 = 11.1 ms: the floor leads
+    assert v is not None and v.where == "floor" and v.bound == "compute"
+    assert f.reading.startswith(v.sentence())

@@ -11,6 +11,7 @@ from inferlab.commands.common import TIME, add_hardware, add_model, cost_from, h
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
+    from inferlab.engine_result import EngineBench
     from inferlab.watch.derive import Physics
 
 
@@ -22,6 +23,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--gguf", type=Path, help="the GGUF the server runs (same as --model FILE)")
     add_hardware(p)
     p.add_argument("--context", type=int, help="tokens per running sequence, where not published")
+    p.add_argument(
+        "--engine-baseline",
+        type=Path,
+        help="an engine-bench folder: the reading splits kernels from serving, as the report",
+    )
     p.add_argument("--interval", type=TIME, default=1.0, help="one scrape per interval (1s)")
     p.add_argument("--window", type=TIME, default=10.0, help="rates over this window (10s)")
     p.add_argument("--duration", type=TIME, help="stop after this long, e.g. 10min (Ctrl-C)")
@@ -65,7 +71,16 @@ def physics_from(args: argparse.Namespace) -> Physics:
         params=args.params,
     )
     hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
-    return Physics(cost, hw, args.context, args.tp)
+    return Physics(cost, hw, args.context, args.tp, _engine(args.engine_baseline))
+
+
+def _engine(path: Path | None) -> EngineBench | None:
+    """The engine-alone result for the verdict (metrics/verdict.py), if given."""
+    if path is None:
+        return None
+    from inferlab.engines.llama_bench import load_engine_bench
+
+    return load_engine_bench(path)
 
 
 def metrics_url(args: argparse.Namespace) -> str:
