@@ -18,7 +18,7 @@ from typing import Any
 from inferlab.errors import InferlabError
 
 KIND = "inferlab.engine_bench"
-SCHEMA_VERSION = 1
+ENGINE_SCHEMA_VERSION = 1  # engine_bench.json's own (summary.json's is summary.SCHEMA_VERSION)
 # "Clearly" different: two standard deviations of the engine's own repetitions.
 NOISE_SIGMAS = 2.0
 
@@ -213,7 +213,7 @@ class EngineBench:
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": KIND,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": ENGINE_SCHEMA_VERSION,
             "engine": "llama.cpp",
             "gguf": self.gguf,
             "model_type": self.model_type,
@@ -235,10 +235,10 @@ class EngineBench:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> EngineBench:
-        if d.get("kind") != KIND or d.get("schema_version") != SCHEMA_VERSION:
+        if d.get("kind") != KIND or d.get("schema_version") != ENGINE_SCHEMA_VERSION:
             raise EngineBenchError(
                 f"not an engine-bench result (kind {d.get('kind')!r}, schema_version "
-                f"{d.get('schema_version')!r}; expected {KIND!r}, {SCHEMA_VERSION})"
+                f"{d.get('schema_version')!r}; expected {KIND!r}, {ENGINE_SCHEMA_VERSION})"
             )
         return cls(
             gguf=d["gguf"],

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any
 
+from inferlab.vocab import Phase
+
 
 @dataclass(slots=True)
 class RequestRecord:
@@ -23,7 +25,7 @@ class RequestRecord:
 
     request_id: int
     level: str  # e.g. "c=8" or "rate=4/s"
-    phase: str  # "warmup" or "measure"
+    phase: Phase
     prompt_tokens_target: int
     max_tokens: int
     prompt_sha1: str = ""  # first 12 hex digits: identifies the prompt without storing it

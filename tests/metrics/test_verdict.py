@@ -14,7 +14,7 @@ from inferlab.metrics.verdict import TimeNumbers, decide, engine_growth, engine_
 from inferlab.report.reading import read_sweep, sweep_verdict
 from inferlab.servermetrics.snapshot import Snapshot
 from inferlab.summary import RunSummary
-from inferlab.watch.derive import Live, Quantity, unknown
+from inferlab.watch.derive import EngineFloor, Live, Quantity, unknown
 from inferlab.watch.frame import Watcher, live_verdict, reading
 from tests.engines.baseline import engine
 from tests.watch.helpers import physics, steady
@@ -96,7 +96,7 @@ def test_growth_share_from_the_engine() -> None:
 
 
 def test_watch_with_an_engine_baseline_reads_the_engine_at_the_running_batch() -> None:
-    ph = dataclasses.replace(physics(), engine=engine(ENGINE, 0.0133))
+    ph = EngineFloor.of(physics(), engine(ENGINE, 0.0133))
     w = Watcher(scripted([steady(0), steady(10)]), ph, 10.0, lambda: (unknown("none"), "none"))
     w.tick()
     f = w.tick()  # 4 streams at one step per 50 ms; the engine alone takes 38.9 ms at batch 4

@@ -40,9 +40,8 @@ from inferlab.metrics.compare import compare_level
 from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
+from inferlab.physics.floor import Floor
 from inferlab.records import RecordWriter
-from inferlab.specs.cost import ModelCost
-from inferlab.specs.hardware import HardwareSpec
 from inferlab.summary import (
     SCHEMA_VERSION,
     ClientStats,
@@ -53,13 +52,6 @@ from inferlab.summary import (
     ServerBlock,
     Workload,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Floor:
-    cost: ModelCost
-    hardware: HardwareSpec
-    devices: int = 1  # tensor-parallel devices in `hardware` (engines count bytes per GPU)
 
 
 @dataclass(slots=True)
@@ -248,9 +240,9 @@ async def _start_sampler(state: RunState, root_url: str) -> None:
     cfg = state.cfg
     if not cfg.scrape:
         return
+    from inferlab.address import metrics_url
     from inferlab.metrics.server_checks import metrics_unavailable
     from inferlab.servermetrics.sampler import start_sampler
-    from inferlab.servermetrics.scrape import metrics_url
 
     url = metrics_url(cfg.metrics_url or root_url)
     state.sampler, why = await start_sampler(url, cfg.out_dir / "server_metrics.jsonl")

@@ -23,6 +23,7 @@ from inferlab.bench.pool import Pool, WorkerLost
 from inferlab.bench.worker import Share, WorkerJob, WorkerStats
 from inferlab.bench.workload import Prompt
 from inferlab.records import RequestRecord
+from inferlab.vocab import LevelKind
 
 START_DELAY_NS = 300_000_000  # time for every worker to receive its job before the shared start
 DRAIN_AFTER_CANCEL_S = 10.0
@@ -59,7 +60,7 @@ def split_counts(total: int, parts: int) -> list[int]:
 
 
 def split_level(
-    kind: str,
+    kind: LevelKind,
     value: float,
     label: str,
     prompts: list[Prompt],

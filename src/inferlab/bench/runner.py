@@ -20,11 +20,12 @@ from inferlab.bench.client import Endpoint, stream_request
 from inferlab.bench.lag import LagMonitor
 from inferlab.bench.workload import Prompt
 from inferlab.records import RecordWriter, RequestRecord
+from inferlab.vocab import LevelKind
 
 
 @dataclass(frozen=True, slots=True)
 class Level:
-    kind: str  # "concurrency" or "rate"
+    kind: LevelKind
     value: float  # streams, or requests per second
     name: str = ""  # a worker's share keeps the whole level's label
 

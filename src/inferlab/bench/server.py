@@ -7,6 +7,7 @@ from typing import Any
 
 import aiohttp
 
+from inferlab.address import root_of
 from inferlab.errors import ServerError
 
 
@@ -17,11 +18,6 @@ class ServerInfo:
     model_ids: tuple[str, ...]
     kind: str  # "llamacpp", "vllm", "sglang" or "openai"
     models_answer: dict[str, Any]
-
-
-def root_of(base_url: str) -> str:
-    u = base_url.rstrip("/")
-    return u[: -len("/v1")] if u.endswith("/v1") else u
 
 
 async def probe_server(

@@ -78,6 +78,7 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         "--append-run", action="store_true", help="add this run beside the one in --out (run-N/)"
     )
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--wide", action="store_true", help="every column in the sweep table")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -136,7 +137,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def resolve_floor(args: argparse.Namespace) -> Any:
-    from inferlab.bench.benchmark import Floor
+    from inferlab.physics.floor import Floor
 
     model = args.floor_model or args.floor_gguf
     if model is None and args.floor_hardware is None and args.floor_bandwidth is None:
@@ -238,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) -> int:
     from inferlab.bench.benchmark import BenchConfig
-    from inferlab.bench.sweep import execute
+    from inferlab.console.sweep import execute
     from inferlab.engines.llama_bench import load_engine_bench
 
     engine = load_engine_bench(args.engine_baseline) if args.engine_baseline else None
@@ -268,7 +269,7 @@ def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) 
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
-        result = execute(cfg, args.no_plots)
+        result = execute(cfg, args.no_plots, wide=args.wide)
     if args.json:
         print(dumps(result.summary))
     if args.strict and strict_failures(result.summary):

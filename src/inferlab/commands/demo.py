@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from inferlab import signals
-from inferlab.bench.progress import ProgressHooks
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.commands.common import whole
+from inferlab.console.progress import ProgressHooks
 from inferlab.errors import InferlabError
 from inferlab.runfolder import claim_run_folder
 
@@ -91,7 +91,7 @@ def _probe(quick: bool) -> Any:
 
 def _floor(gguf: Path) -> Any:
     """Step 2: the floor for the served GGUF's real tensor bytes on this machine."""
-    from inferlab.bench.benchmark import Floor
+    from inferlab.physics.floor import Floor
     from inferlab.specs.cost import derive_cost
     from inferlab.specs.hardware import get_hardware
     from inferlab.specs.resolve import resolve_model
@@ -176,7 +176,7 @@ def _serve_and_sweep(
     """Step 3: llama-server on all cores but one, a concurrency sweep against it."""
     from inferlab.bench.benchmark import BenchConfig
     from inferlab.bench.runner import Level
-    from inferlab.bench.sweep import execute
+    from inferlab.console.sweep import execute
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
     levels, requests, out_tokens = plan(args)
@@ -218,12 +218,13 @@ def _serve_and_sweep(
             engine=engine,
         )
         from inferlab.watch.background import BackgroundWatch
-        from inferlab.watch.derive import Physics
 
         # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
-        physics = Physics(floor.cost, floor.hardware, None, floor.devices, engine)
-        with BackgroundWatch(srv.base_url, physics, args.out / "watch.jsonl", 0.5, 3.0) as w:
-            return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w))
+        from inferlab.watch.derive import EngineFloor
+
+        watched = EngineFloor.of(floor, engine)  # the engine alone: one verdict with the report
+        with BackgroundWatch(srv.base_url, watched, args.out / "watch.jsonl", 0.5, 3.0) as w:
+            return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w), wide=args.wide)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,20 +28,17 @@ if TYPE_CHECKING:
     from inferlab.sim.scheduler import Policy
     from inferlab.sim.users import ClosedLoop
     from inferlab.sim.workload import Arrival, Lengths
-    from inferlab.summary import LevelSummary
+    from inferlab.summary import LevelSummary, RunSummary, SimulationBlock
 
 
 def add_sim_args(p: argparse.ArgumentParser) -> None:
     """Model, hardware, step-time model and scheduler flags, shared with `plan`."""
     from inferlab.sim.limits import DEFAULT_MAX_REQUESTS, DEFAULT_MAX_STEPS
+    from inferlab.sim.policies import POLICIES
 
     add_model(p)
     add_hardware(p)
-    p.add_argument(
-        "--policy",
-        choices=["sequential", "static", "continuous", "llama.cpp"],
-        default="continuous",
-    )
+    p.add_argument("--policy", choices=list(POLICIES), default="continuous")
     p.add_argument("--max-batch", type=int, default=256, help="sequences per step (256)")
     p.add_argument(
         "--chunked-prefill", type=int, help="prompt tokens per step (continuous policy only)"
@@ -302,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
     level = summarize_result(res, load.label, times)
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
     text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
-    print_result(level, summary["simulation"], res, wall, text)
+    print_result(level, summary.simulation, res, wall, text)
     for line in fit_lines:
         print(f"  step time: {line}", file=text)
     if args.out is not None:
@@ -310,19 +307,19 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from inferlab.jsonio import dumps
 
-        print(dumps(summary))
+        print(dumps(summary.to_json()))
     return 0
 
 
 def write_run(
-    args: argparse.Namespace, res: Any, times: Any, summary: dict[str, Any], text: IO[str]
+    args: argparse.Namespace, res: Any, times: Any, summary: RunSummary, text: IO[str]
 ) -> None:
     from inferlab.jsonio import write_json
     from inferlab.runfolder import claim_run_folder
     from inferlab.sim.output import iter_records, write_records
 
     with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
-        label = summary["levels"][0]["label"]
+        label = summary.levels[0].label
         write_records(folder / "records.jsonl", iter_records(res, label, times))
         write_json(folder / "summary.json", summary)
     print(
@@ -335,14 +332,15 @@ def ms(x: float | None) -> str:
 
 
 def print_result(
-    lv: LevelSummary, sim: dict[str, Any], res: Any, wall: float, file: IO[str]
+    lv: LevelSummary, sim: SimulationBlock | None, res: Any, wall: float, file: IO[str]
 ) -> None:
 
     def say(line: str) -> None:
         print(line, file=file)
 
     say(
-        f"{sim['policy']} scheduler, {sim['step_time_model']} step time; "
+        f"{sim.policy if sim else '?'} scheduler, {sim.step_time_model if sim else '?'} step "
+        "time; "
         f"{len(res.requests)} requests, {res.steps} steps, {res.sim_time_s:.2f} s simulated in "
         f"{wall:.2f} s"
     )

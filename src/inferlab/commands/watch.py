@@ -11,8 +11,7 @@ from inferlab.commands.common import TIME, add_hardware, add_model, cost_from, h
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
-    from inferlab.engine_result import EngineBench
-    from inferlab.watch.derive import Physics
+    from inferlab.physics.floor import Floor
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,8 +52,8 @@ def _check(args: argparse.Namespace) -> None:
         raise InferlabError("give --model or --gguf, not both")
 
 
-def physics_from(args: argparse.Namespace) -> Physics:
-    from inferlab.watch.derive import Physics
+def physics_from(args: argparse.Namespace) -> Floor:
+    from inferlab.physics.floor import Floor
     from inferlab.watch.served import served_model
 
     model = str(args.gguf) if args.gguf is not None else args.model
@@ -71,20 +70,22 @@ def physics_from(args: argparse.Namespace) -> Physics:
         params=args.params,
     )
     hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
-    return Physics(cost, hw, args.context, args.tp, _engine(args.engine_baseline))
+    floor = Floor(cost, hw, devices=args.tp, context_tokens=args.context)
+    return _with_engine(floor, args.engine_baseline)
 
 
-def _engine(path: Path | None) -> EngineBench | None:
-    """The engine-alone result for the verdict (metrics/verdict.py), if given."""
+def _with_engine(floor: Floor, path: Path | None) -> Floor:
+    """The floor with the engine alone beside it, for the verdict (metrics/verdict.py)."""
     if path is None:
-        return None
+        return floor
     from inferlab.engines.llama_bench import load_engine_bench
+    from inferlab.watch.derive import EngineFloor
 
-    return load_engine_bench(path)
+    return EngineFloor.of(floor, load_engine_bench(path))
 
 
 def metrics_url(args: argparse.Namespace) -> str:
-    from inferlab.servermetrics.scrape import metrics_url as default_metrics_url
+    from inferlab.address import metrics_url as default_metrics_url
 
     return args.metrics_url or default_metrics_url(args.url)
 

@@ -15,9 +15,10 @@ from inferlab.metrics.stats import thin_percentiles
 from inferlab.physics.measured import check_claim
 from inferlab.records import RequestRecord
 from inferlab.summary import ClientStats, LevelSummary, RunWarning
+from inferlab.vocab import Severity
 
 
-def warning(code: str, level: str, severity: str, message: str) -> RunWarning:
+def warning(code: str, level: str, severity: Severity, message: str) -> RunWarning:
     return RunWarning(code, level, severity, message)
 
 

@@ -10,7 +10,7 @@ from inferlab.jsonio import dumps
 from inferlab.report.console import sweep_rows
 from inferlab.summary import RunSummary
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
@@ -67,7 +67,7 @@ def render_html(
     watch = out_dir / "watch.png"  # a recorded `inferlab watch` beside the run (the demo's)
     watch_html = f"<h2>MBU and MFU over time (watch)</h2>{_img(watch)}" if watch.exists() else ""
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
-<title>inferlab report</title><style>{_CSS}</style></head><body>
+<title>inferlab report</title><style>{CSS}</style></head><body>
 <h1>inferlab: the decode phase, measured</h1>
 <p><code>{html.escape(cmd)}</code></p>
 <h2>What it says</h2><ul>{"".join(f"<li>{html.escape(s)}</li>" for s in reading)}</ul>

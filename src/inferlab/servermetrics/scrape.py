@@ -40,34 +40,6 @@ class MetricsUnreachable(MetricsError):
     """Connection refused or reset, DNS failure, other HTTP errors."""
 
 
-def _check_http_url(url: str) -> None:
-    """--url must be http(s)://HOST[:PORT]/...: urllib's own complaints are not user lines."""
-    from urllib.parse import urlsplit
-
-    from inferlab.errors import InferlabError
-
-    try:
-        parts = urlsplit(url.strip())
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
-    except ValueError:  # a broken [IPv6] host, a port out of range
-        ok = False
-    if not ok:
-        raise InferlabError(
-            f"--url {url!r}: give an http(s) URL with a host, e.g. http://127.0.0.1:8080"
-        )
-
-
-def metrics_url(url: str) -> str:
-    """The /metrics URL for a server root, an OpenAI /v1 base, or a /metrics URL itself."""
-    u = url.strip().rstrip("/")
-    _check_http_url(url)
-    if u.endswith("/metrics"):
-        return u
-    if u.endswith("/v1"):
-        u = u[: -len("/v1")]
-    return f"{u}/metrics"
-
-
 def classify(url: str, status: int, body: str, content_type: str) -> None:
     """Raise the typed error a non-metrics answer deserves; return for a 200 with text."""
     low = body[:500].lower()

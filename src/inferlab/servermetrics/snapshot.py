@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from inferlab.vocab import Dialect
+
 COUNTERS = (
     "steps",  # engine forward passes (llama.cpp n_decode_total; vLLM iteration_tokens_total_count)
     "generation_tokens",
@@ -80,7 +82,7 @@ class Histogram:
 class Snapshot:
     """One scrape, normalised. Times: the client's monotonic clock and wall clock at the scrape."""
 
-    dialect: str  # "llamacpp" | "vllm" | "sglang" | "tgi"
+    dialect: Dialect
     t_mono_s: float
     t_unix_s: float
     # counters (cumulative since server start)

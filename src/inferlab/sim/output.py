@@ -1,4 +1,4 @@
-"""Simulated requests -> the same records and summary.json schema as `inferlab bench`.
+"""Simulated requests -> the same records and RunSummary (summary.json) as `inferlab bench`.
 
 Token times are gathered with numpy from the engine's step-time tables, and the
 level summary is computed over those arrays (metrics.columns), so an hour-long
@@ -22,7 +22,17 @@ from inferlab.records import RecordWriter, RequestRecord
 from inferlab.sim.engine import SimResult, Timeline
 from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.request import DECODE, PREFILL
-from inferlab.summary import ClientStats, LevelSummary
+from inferlab.summary import (
+    SCHEMA_VERSION,
+    ClientStats,
+    LevelSummary,
+    RunSummary,
+    ServerBlock,
+    SimulationBlock,
+    Utilisation,
+    Workload,
+)
+from inferlab.vocab import LevelKind
 
 NS = 1_000_000_000
 UNFINISHED = "unfinished when the simulation ended"
@@ -31,7 +41,7 @@ UNFINISHED = "unfinished when the simulation ended"
 @dataclass(frozen=True, slots=True)
 class LoadLabel:
     label: str  # e.g. "users=30" or "rate=5/s"
-    kind: str  # "concurrency" or "rate"
+    kind: LevelKind
     value: float
 
 
@@ -142,39 +152,41 @@ def summarize_result(
     )
 
 
-def _downsample(tl: Timeline, n: int = 2000) -> list[list[float]]:
+def _downsample(tl: Timeline, n: int = 2000) -> Utilisation:
     width = len(Timeline.COLUMNS)
     steps = len(tl.rows) // width
     every = max(1, steps // n)
     rows = tl.rows.tolist()
-    return [
-        [rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3])]
+    kept = tuple(
+        (rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3]))
         for i in range(0, steps * width, every * width)
-    ]
+    )
+    return Utilisation(columns=tuple(Timeline.COLUMNS), rows=kept)
 
 
 def build_summary(
     result: SimResult, level: LevelSummary, config: dict[str, Any], command: list[str]
-) -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "tool": f"inferlab {__version__} (simulated)",
-        "simulated": True,
-        "command": command,
-        "started_at_unix_s": time.time(),
-        "interrupted": False,
-        "server": {"url": None, "kind": "simulator", "model": config.get("model")},
-        "workload": config["workload"],
-        "floor": config.get("floor"),
-        "simulation": {k: v for k, v in config.items() if k not in ("workload", "floor")},
-        "utilisation": {
-            "columns": list(Timeline.COLUMNS),
-            "rows": _downsample(result.timeline),
-        },
-        "extra": {},
-        "levels": [level.to_json()],
-        "warnings": [],
-    }
+) -> RunSummary:
+    """The run's summary.json, the same RunSummary bench writes, marked `simulated`.
+
+    `config` holds the simulation's settings (sim_config in commands/simulate.py) and
+    its `workload` block."""
+    settings = {k: v for k, v in config.items() if k not in ("workload", "floor")}
+    return RunSummary(
+        schema_version=SCHEMA_VERSION,
+        tool=f"inferlab {__version__} (simulated)",
+        simulated=True,
+        command=tuple(command),
+        started_at_unix_s=time.time(),
+        interrupted=False,
+        server=ServerBlock(url=None, kind="simulator", model=config.get("model")),
+        workload=Workload.from_json(config["workload"]),
+        floor=None,
+        simulation=SimulationBlock.from_json(settings),
+        utilisation=_downsample(result.timeline),
+        levels=(level,),
+        warnings=(),
+    )
 
 
 def write_records(path: Path, records: Iterable[RequestRecord]) -> None:

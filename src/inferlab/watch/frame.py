@@ -14,8 +14,9 @@ from typing import Any
 
 from inferlab.errors import InferlabError
 from inferlab.metrics.verdict import TimeNumbers, Verdict, decide
+from inferlab.physics.floor import Floor
 from inferlab.servermetrics.snapshot import Snapshot
-from inferlab.watch.derive import Live, Physics, Quantity, derive
+from inferlab.watch.derive import Live, Quantity, derive
 from inferlab.watch.window import SnapshotWindow
 
 
@@ -128,7 +129,7 @@ UtilProbe = Callable[[], tuple[Quantity, str]]
 class Watcher:
     """Scrape once per tick; keep the window; turn failures into 'down since' frames."""
 
-    def __init__(self, scrape: Scrape, physics: Physics, window_s: float, util: UtilProbe):
+    def __init__(self, scrape: Scrape, physics: Floor, window_s: float, util: UtilProbe):
         self.scrape = scrape
         self.physics = physics
         self.window = SnapshotWindow(window_s)

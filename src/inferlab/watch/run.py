@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from inferlab.watch.derive import Physics
+from inferlab.physics.floor import Floor
 from inferlab.watch.frame import Frame, Scrape, UtilProbe, Watcher
 from inferlab.watch.record import Header, Recorder
 
@@ -107,7 +107,7 @@ def _headless_line(frame: Frame, log: Any) -> None:
 
 
 def run_watch(
-    cfg: WatchConfig, physics: Physics, scrape: Scrape, util: UtilProbe, log: Any = None
+    cfg: WatchConfig, physics: Floor, scrape: Scrape, util: UtilProbe, log: Any = None
 ) -> WatchResult:
     """Scrape every interval until the duration ends or Ctrl-C; always flush and close."""
     log = log or sys.stderr

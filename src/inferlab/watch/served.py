@@ -12,17 +12,14 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
+from inferlab.address import checked_root
 from inferlab.errors import InferlabError
 
 
 def server_base(url: str) -> str:
-    """http://host:port from what the user gave (with or without /v1 or /metrics)."""
-    u = urlparse(url if "://" in url else "http://" + url)
-    if not u.hostname:
-        raise InferlabError(f"--url {url!r}: write it like http://127.0.0.1:8080")
-    return f"{u.scheme}://{u.netloc}"
+    """The server's root from what the user gave (with or without /v1 or /metrics)."""
+    return checked_root(url, "--url", scheme_optional=True)
 
 
 def model_names(models_json: dict[str, Any]) -> list[str]:

@@ -1,0 +1,6 @@
+"""What is asked of a server: lengths, arrivals and traces, read once, used by bench and sim alike.
+
+The package sits below `bench` and `sim` (specs -> physics -> load -> (bench | sim)); it never
+imports either. `lengths` parses and samples token-length distributions; `traces` reads real
+request traces (Azure, Mooncake, generic) and shapes them for replay.
+"""
