@@ -89,7 +89,8 @@ def check_same_server(eb: EngineBench, args: argparse.Namespace, run: RunSummary
     threads = args.threads
     if run is not None:
         named = [run.server.model or "", run.floor.model if run.floor else ""]
-        if any(named) and not any(Path(base).stem in n or n in base for n in named if n):
+        stem = Path(base).stem.lower()
+        if any(named) and not any(stem in n.lower() or n.lower() in stem for n in named if n):
             served = ", ".join(filter(None, named))
             problems.append(f"the served run's model ({served}) is not {base}")
         threads = threads or run.extra.get("server_threads")  # the demo records it
