@@ -216,18 +216,27 @@ def derive(snaps: tuple[Snapshot, ...], ph: Floor) -> Live:
         itl_p99_s=_quantile(d, "itl_s", 0.99),
         context_tokens=ctx,
         **phys,
-        **_engine_alone(ph, running),
+        **_engine_alone(ph, running, prompt, steps),
     )
 
 
-def _engine_alone(ph: Floor, running: Quantity) -> dict[str, Any]:
-    """The engine-alone step at the running batch and the engine's growth with the batch."""
+def _engine_alone(
+    ph: Floor, running: Quantity, prompt: Quantity, steps: Quantity
+) -> dict[str, Any]:
+    """The engine alone doing the window's work: its decode step at the running batch, plus
+    the window's prompt tokens per step at its own prefill rate (a served step that carried
+    prompts is compared with the engine's time for the same tokens, not with a bare decode);
+    and the engine's growth with the batch."""
     if not isinstance(ph, EngineFloor) or ph.engine is None:
         return {}
     step = engine_step(ph.engine, running.value)
+    basis = "engine-bench at the running batch"
+    if step is not None and prompt.value and steps.value:
+        step += prompt.value / steps.value * ph.engine.prefill.per_token_s
+        basis += " + the window's prompt tokens per step at its prefill rate"
     growth = engine_growth(ph.engine)
     return {
-        "engine_step_s": Quantity(step, "engine-bench at the running batch")
+        "engine_step_s": Quantity(step, basis)
         if step is not None
         else unknown("the running batch is outside the engine's measured batches"),
         "engine_growth": Quantity(growth[0], growth[1])
