@@ -135,3 +135,9 @@ def test_plan_calibrate_accepts_an_engine_bench_folder(run_cli: Any, tmp_path: P
     )  # fmt: skip
     assert code == 0, err
     assert "engine baseline" in out and "decode step ms by batch" in out
+
+
+def test_llama_cpp_knobs_belong_to_its_policy(run_cli: Any, tmp_path: Path) -> None:
+    d = baseline(tmp_path)
+    code, _, err = sim(run_cli, "--engine-baseline", str(d), "--parallel", "2", *LOAD)
+    assert code == 2 and "--parallel apply to --policy llama.cpp only" in err

@@ -70,6 +70,11 @@ def test_slot_context_is_the_context_divided_by_the_slots_padded_as_llama_cpp() 
         simulate([Arrival(0.0, 200, 100)], Recorder(), policy)
 
 
+def test_the_registry_states_the_defaults() -> None:
+    defaults = {k.attr: k.default for k in KNOBS["llama.cpp"]}
+    assert LlamaCppKnobs(**defaults) == LlamaCppKnobs()
+
+
 def test_knobs_below_one_are_refused() -> None:
     with pytest.raises(InferlabError, match="--n-ubatch must be >= 1"):
         LlamaCppKnobs(n_ubatch=0)

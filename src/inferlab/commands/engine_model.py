@@ -50,8 +50,8 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="use a baseline of another model or thread count, or batches past 2x its largest",
     )
-    for k in KNOBS:
-        g.add_argument(k.flag, type=int, default=k.default, help=k.help)
+    for k in KNOBS:  # None when not given: the policy's own default, and misuse is seen
+        g.add_argument(k.flag, type=int, help=k.help)
 
 
 def is_engine_folder(path: Path | None) -> bool:
@@ -75,9 +75,10 @@ def served_run(args: argparse.Namespace) -> Path | None:
 
 
 def knobs(args: argparse.Namespace) -> LlamaCppKnobs:
-    from inferlab.sim.policies.llamacpp import LlamaCppKnobs
+    from inferlab.sim.policies.llamacpp import KNOBS, LlamaCppKnobs
 
-    return LlamaCppKnobs(args.parallel, args.n_batch, args.n_ubatch, args.ctx_size)
+    given = {k.attr: getattr(args, k.attr) for k in KNOBS if getattr(args, k.attr) is not None}
+    return LlamaCppKnobs(**given)
 
 
 def check_same_server(eb: EngineBench, args: argparse.Namespace, run: RunSummary | None) -> None:
@@ -128,7 +129,7 @@ def engine_model(args: argparse.Namespace) -> tuple[EngineStepTime, dict[str, An
     model = EngineStepTime(
         fit_engine(eb),
         over or 0.0,
-        args.n_ubatch,
+        knobs(args).n_ubatch,
         args.force,
         "stated (--serving-overhead)" if over is not None else "",
     )
@@ -166,9 +167,17 @@ def describe(model: EngineStepTime, path: Path) -> dict[str, Any]:
     }
 
 
-def llama_policy(args: argparse.Namespace) -> Policy:
-    """--policy llama.cpp: its knobs, as llama-server's."""
-    return knobs(args).policy()
+def llama_policy(args: argparse.Namespace) -> Policy | None:
+    """--policy llama.cpp: its knobs, as llama-server's; None for another policy (whose
+    command line may not name them)."""
+    from inferlab.sim.policies.llamacpp import KNOBS
+
+    if args.policy == "llama.cpp":
+        return knobs(args).policy()
+    named = [k.flag for k in KNOBS if getattr(args, k.attr) is not None]
+    if named:
+        raise InferlabError(f"{', '.join(named)} apply to --policy llama.cpp only")
+    return None
 
 
 def largest_batch(policy: Policy, users: int | None) -> int:

@@ -178,10 +178,11 @@ def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Policy:
         from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
 
         chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
-    if args.policy == "llama.cpp":
-        from inferlab.commands.engine_model import llama_policy
+    from inferlab.commands.engine_model import llama_policy
 
-        return llama_policy(args)
+    llama = llama_policy(args)  # --policy llama.cpp and its knobs
+    if llama is not None:
+        return llama
     tokens = kv_capacity_tokens(args, cost, hw)
     return Policy(args.policy, args.max_batch, chunk, tokens, args.block_tokens)
 

@@ -72,6 +72,8 @@ def _pad(n: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class LlamaCppKnobs:
+    """The knobs' values; defaults as KNOBS states them."""
+
     parallel: int = 4
     n_batch: int = 2048
     n_ubatch: int = 512
