@@ -141,3 +141,15 @@ def test_llama_cpp_knobs_belong_to_its_policy(run_cli: Any, tmp_path: Path) -> N
     d = baseline(tmp_path)
     code, _, err = sim(run_cli, "--engine-baseline", str(d), "--parallel", "2", *LOAD)
     assert code == 2 and "--parallel apply to --policy llama.cpp only" in err
+
+
+def test_plan_states_the_extrapolation_without_explain(run_cli: Any, tmp_path: Path) -> None:
+    d = baseline(tmp_path)
+    code, out, err = run_cli(
+        "plan", "--engine-baseline", str(d), "--policy", "llama.cpp", "--parallel", "24",
+        "--rate", "1/s", "--prompt-tokens", "32", "--output-tokens", "32",
+        "--slo", "ttft_p99=5s,tpot_p99=300ms", "--sim-duration", "10",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "step time: batches 17..24 are beyond the measured range" in out
+    assert "step time: serving overhead: 0, none given" in out

@@ -91,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
         print("each rate below is one simulation of a Poisson load:")
         print("\n".join(lines))
         print_explain(plan, args)
+    else:  # what the engine baseline assumes beyond its measurements is said, explained or not
+        said = [x for x in fit_lines if "beyond the measured" in x or "none given" in x]
+        print("\n".join(f"step time: {line.strip()}" for line in said))
     print_plan(plan, args)
     return 0
 
