@@ -76,6 +76,11 @@ def test_context_growth_comes_from_the_longer_prompts() -> None:
     fit = fit_engine(eb)
     assert fit.context_s_per_token == pytest.approx(k)
     assert fit.context_prompts == (32, 128)
+    # 2 us x 16 streams x 96 tokens = 3.1 ms at batch 16, beyond its noise (1 % x 2 = 2.4 ms)
+    assert not fit.context_within_noise
+    small = fit_engine(with_context(engine(MEASURED, 0.0133), 128, 1e-7))
+    assert small.context_within_noise
+    assert any("smaller than the engine's noise" in x for x in EngineStepTime(small).describe(4))
     m = EngineStepTime(fit)
     base = m.step_time_s([], DecodeBatch.of(ctx_at(eb, 4)))
     longer = m.step_time_s([], DecodeBatch.of([c + 500 for c in ctx_at(eb, 4)]))

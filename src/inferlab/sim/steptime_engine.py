@@ -49,6 +49,7 @@ class EngineFit:
     ref_context_tokens: float  # per-sequence context the decode steps were measured at
     context_s_per_token: float  # k: one sequence's one context token
     context_prompts: tuple[int, ...]  # prompt lengths measured (one: no growth known)
+    context_within_noise: bool  # the growth measured is smaller than the engine's noise
     prefill_base_s: float  # per llama_decode call (per batch / ubatch)
     prefill_per_token_s: float
     threads: int
@@ -96,6 +97,16 @@ def _context_slope(eb: EngineBench, ref_ctx: float) -> float:
     return max(float(x @ y / (x @ x)), 0.0)
 
 
+def _within_noise(eb: EngineBench, k: float) -> bool:
+    """Whether the growth fitted, at the largest batch over the prompts measured, is below
+    that batch's measured noise (then it is a guess, and said so)."""
+    if not eb.context_steps:
+        return False
+    top = max(s.batch for s in eb.steps)
+    span = max(eb.context_prompts) - min(eb.context_prompts)
+    return k * top * span < eb.noise_s(top)
+
+
 def _prefill_fit(eb: EngineBench) -> tuple[float, float]:
     """(per batch, per token) by least squares over every prefill measured."""
     rows = [(s.batch * s.prompt_tokens, s.prefill_s) for s in (*eb.steps, *eb.context_steps)]
@@ -124,8 +135,9 @@ def fit_engine(eb: EngineBench) -> EngineFit:
         decode_step_s=decode,
         raised=raised,
         ref_context_tokens=ref_ctx,
-        context_s_per_token=_context_slope(eb, ref_ctx),
+        context_s_per_token=(k := _context_slope(eb, ref_ctx)),
         context_prompts=eb.context_prompts,
+        context_within_noise=_within_noise(eb, k),
         prefill_base_s=base,
         prefill_per_token_s=per,
         threads=eb.threads,
@@ -207,7 +219,8 @@ def describe_fit(m: EngineStepTime, max_batch: int | None) -> list[str]:
     if len(f.context_prompts) > 1:
         out.append(
             f"context: +{f.context_s_per_token * 1e6:.2f} us per sequence per context token "
-            f"(measured after prompts of {', '.join(map(str, f.context_prompts))} tokens)"
+            f"(measured after prompts of {', '.join(map(str, f.context_prompts))} tokens"
+            + ("; smaller than the engine's noise: a guess)" if f.context_within_noise else ")")
         )
     else:
         out.append("context: measured after one prompt length only: no growth with context")
