@@ -69,7 +69,7 @@ def test_watch_report_and_demo_give_one_verdict_for_one_run() -> None:
     # the report and the demo print read_sweep; watch prints its one-line reading
     lines = read_sweep(s)
     assert any(report.sentence() in line for line in lines)
-    assert lines[0].startswith("Bound (at c=16): the time goes to the engine's own kernels")
+    assert lines[0].startswith("Bound: at c=16, the time goes to the engine's own kernels")
     line = reading(live_of(s), Quantity(None, "no util"), "none")
     assert line.startswith(watch.sentence())
     assert "overhead (scheduling, launches, CPU)" not in line

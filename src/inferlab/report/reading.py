@@ -22,9 +22,9 @@ def read_sweep(summary: RunSummary) -> list[str]:
     out = _bound_and_batching(lv[0], lv[-1], len(lv))
     v = sweep_verdict(summary)
     if v is not None and out and out[0].startswith("Bound:"):
-        out[0] = f"Bound (at {lv[-1].label}): {v.sentence()}."
+        out[0] = f"Bound: at {lv[-1].label}, {v.sentence()}."
     elif v is not None:
-        out.insert(0, f"Verdict (at {lv[-1].label}): {v.sentence()}.")
+        out.insert(0, f"Verdict: at {lv[-1].label}, {v.sentence()}.")
     floor = _floor_sentence(summary, lv[0])
     if floor:
         out.append(floor)
