@@ -21,6 +21,8 @@ def read_sweep(summary: RunSummary) -> list[str]:
         return ["No level completed a request, so there is nothing to read."]
     out = _bound_and_batching(lv[0], lv[-1], len(lv))
     v = sweep_verdict(summary)
+    if v is not None and v.where == "unknown":
+        v = None  # no floor and no engine alone: the growth sentence above is the reading
     if v is not None and out and out[0].startswith("Bound:"):
         out[0] = f"Bound: at {lv[-1].label}, {v.sentence()}."
     elif v is not None:
