@@ -32,6 +32,7 @@ from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
+from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.bench.workload import make_prompts
 from inferlab.engine_result import EngineBench
 from inferlab.jsonio import write_json
@@ -82,6 +83,8 @@ class BenchConfig:
     metrics_url: str | None = None  # default: <server root>/metrics
     workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
     engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # a longer SSE event fails its request
+    floor_note: str | None = None  # how bench found the floor itself, or which flag gives MBU
 
 
 @dataclass(slots=True)
@@ -282,7 +285,8 @@ async def _run_one_level(
     n = warm + cfg.requests_per_level
     seeds = [cfg.seed * 1_000_003 + next_id + i for i in range(n)]
     prompts = await make_prompts(ctx.session, ctx.root_url, state.model, cfg.prompt_tokens, seeds)
-    if not any(p.tokens is not None for p in prompts) and not state.warnings:
+    said = any(w.code == "no_tokenizer" for w in state.warnings)
+    if not any(p.tokens is not None for p in prompts) and not said:
         state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
     hooks.level_start(level, n)
     run = LevelRun(level)
@@ -298,12 +302,29 @@ async def _run_one_level(
     return n
 
 
+def _endpoint(cfg: BenchConfig, info: ServerInfo, model: str) -> Endpoint:
+    """Where and how every request of the run is sent (the same in every worker)."""
+    return Endpoint(
+        info.base_url,
+        model,
+        cfg.api,
+        cfg.api_key,
+        cfg.force_length,
+        info.kind,
+        request_timeout_s(cfg),
+        max_event_bytes=cfg.max_event_bytes,
+    )
+
+
 async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResult:
     hooks = hooks or Hooks()
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
+    if cfg.floor_note:
+        code = "floor_stated" if cfg.floor is not None else "no_floor"
+        state.warnings.append(warning(code, "run", "info", cfg.floor_note))
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
     limit = cfg.max_connections or max(top, 64) + 8
     async with aiohttp.ClientSession(
@@ -312,15 +333,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
-        endpoint = Endpoint(
-            info.base_url,
-            state.model,
-            cfg.api,
-            cfg.api_key,
-            cfg.force_length,
-            info.kind,
-            request_timeout_s(cfg),
-        )
+        endpoint = _endpoint(cfg, info, state.model)
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
         ctx = LevelContext(

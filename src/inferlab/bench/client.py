@@ -24,7 +24,8 @@ from typing import Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
-from inferlab.bench.sse import SSEParser
+from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES, EventTooLong, SSEParser
+from inferlab.httpbody import MAX_ERROR_BYTES, BodyTooLarge, read_bounded
 from inferlab.records import RequestRecord
 
 OVER_MAX_MARGIN = 16  # tokens tolerated beyond max_tokens before the stream is cut
@@ -32,6 +33,7 @@ DEFAULT_TIMEOUT_BASE_S = 60.0
 DEFAULT_READ_TIMEOUT_S = 300.0
 OUTPUT_OVER_MAX = "output_over_max"
 REQUEST_TIMEOUT = "request_timeout"
+MALFORMED_STREAM = "malformed_stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,8 @@ class Endpoint:
     request_timeout_s: float = DEFAULT_TIMEOUT_BASE_S
     # A request that receives nothing (no headers, no event) for this long is cut.
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
+    # An SSE event longer than this ends the request as malformed_stream (--max-event-bytes).
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
 
     @property
     def url(self) -> str:
@@ -180,11 +184,12 @@ class _Stream:
 
 
 async def _read_stream(
-    resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, watch: _StallWatch
+    resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, watch: _StallWatch, max_event_bytes: int
 ) -> None:
-    """Fold the SSE body into the record; cut a stream that runs past max_tokens + margin."""
+    """Fold the SSE body into the record; cut a stream that runs past max_tokens + margin,
+    or one whose event grows past max_event_bytes (its memory stays bounded)."""
     rec = st.rec
-    parser = SSEParser()
+    parser = SSEParser(max_event_bytes)
     proto = resp.connection.protocol if resp.connection else None
     stamping = proto if isinstance(proto, _StampingHandler) else None
     limit = over_max_limit(rec.max_tokens)
@@ -192,7 +197,14 @@ async def _read_stream(
     async for chunk in resp.content.iter_any():
         rx_ns = (stamping.last_rx_ns if stamping else 0) or clock()
         watch.last_ns = rx_ns
-        for data in parser.feed(chunk):
+        try:
+            events = parser.feed(chunk)
+        except EventTooLong as e:
+            # Leaving the response closes its connection: the endless line ends here.
+            rec.error = f"{MALFORMED_STREAM}: {e}; the stream was cut"
+            rec.malformed_events += parser.malformed_lines
+            return
+        for data in events:
             st.handle(data, rx_ns - t0_ns)
         if st.streamed > limit:
             # Leaving the response closes its connection: the endless stream ends here.
@@ -258,10 +270,18 @@ async def _attempt(
         ) as resp:
             rec.http_status = resp.status
             if resp.status != 200:
-                text = (await resp.text())[:300]
-                rec.error = f"HTTP {resp.status}: {text.strip()}"
+                rec.error = f"HTTP {resp.status}: {await _error_text(resp)}"
                 return
-            await _read_stream(resp, st, t0_ns, watch)
+            await _read_stream(resp, st, t0_ns, watch, endpoint.max_event_bytes)
+
+
+async def _error_text(resp: aiohttp.ClientResponse) -> str:
+    """The start of an error body, read up to MAX_ERROR_BYTES."""
+    try:
+        raw = await read_bounded(resp, MAX_ERROR_BYTES)
+    except BodyTooLarge as e:
+        return str(e)
+    return raw.decode("utf-8", "replace")[:300].strip()
 
 
 async def stream_request(

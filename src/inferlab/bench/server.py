@@ -9,6 +9,7 @@ import aiohttp
 
 from inferlab.address import root_of
 from inferlab.errors import ServerError
+from inferlab.httpbody import MAX_JSON_BYTES, read_bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +27,7 @@ async def probe_server(
     url = f"{base_url.rstrip('/')}/models"
     try:
         async with session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=15)) as r:
-            text = await r.text()
+            text = (await read_bounded(r, MAX_JSON_BYTES)).decode("utf-8", "replace")
             status = r.status
     except (TimeoutError, aiohttp.ClientError, OSError) as e:
         raise ServerError(

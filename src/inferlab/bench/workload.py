@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import random
 from dataclasses import dataclass
 
 import aiohttp
+
+from inferlab.httpbody import read_bounded, tokenize_limit_bytes
 
 # Common English words, each one or two BPE tokens with a leading space.
 _TEXT = """
@@ -64,7 +67,7 @@ async def count_tokens(
         ) as r:
             if r.status != 200:
                 return None
-            d = await r.json(content_type=None)
+            d = json.loads(await read_bounded(r, tokenize_limit_bytes(text)))
     except (TimeoutError, aiohttp.ClientError, ValueError):
         return None
     if isinstance(d, dict):

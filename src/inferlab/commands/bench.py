@@ -10,6 +10,7 @@ from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.commands.common import (
     BANDWIDTH,
     FLOPS,
@@ -25,7 +26,7 @@ from inferlab.commands.common import (
 from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
 from inferlab.runfolder import claim_run_folder
-from inferlab.units import parse_time
+from inferlab.units import parse_bytes, parse_time
 
 if TYPE_CHECKING:
     from inferlab.summary import RunSummary, RunWarning
@@ -100,6 +101,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="do not send ignore_eos/min_tokens (strict OpenAI servers)",
     )
+    p.add_argument(
+        "--max-event-bytes",
+        type=event_bytes_arg,
+        default=DEFAULT_MAX_EVENT_BYTES,
+        help="an SSE event longer than this fails its request as malformed_stream (1MiB)",
+    )
     g = p.add_argument_group("load workers (default: this one process)")
     g.add_argument(
         "--workers",
@@ -133,7 +140,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
     )
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, floor_note=None)
 
 
 def resolve_floor(args: argparse.Namespace) -> Any:
@@ -192,6 +199,17 @@ def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
 
 
+MIN_EVENT_BYTES, MAX_EVENT_BYTES = 1 << 10, 1 << 30
+
+
+def event_bytes_arg(text: str) -> int:
+    """--max-event-bytes: 1KiB (a token's event is a few hundred bytes) to 1GiB."""
+    n = unit_arg(parse_bytes, positive=True)(text)
+    if not MIN_EVENT_BYTES <= n <= MAX_EVENT_BYTES:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1KiB to 1GiB, e.g. 1MiB")
+    return int(n)
+
+
 def workers_arg(text: str) -> int:
     """--workers: a positive count, or auto (0 here, resolved once the levels are known)."""
     if text == "auto":
@@ -229,10 +247,23 @@ def strict_failures(summary: RunSummary) -> list[RunWarning]:
     return [w for w in summary.warnings if w.severity in ("error", "warning")]
 
 
+def stated_floor(args: argparse.Namespace) -> Any:
+    """No --floor-* flags: the floor of a local server's own GGUF, or which flag gives MBU
+    (one line on stderr, kept as an info warning in the summary)."""
+    from inferlab.bench.autofloor import auto_floor
+
+    auto = auto_floor(args.url, os.environ.get(args.api_key_env))
+    print(auto.line, file=sys.stderr)
+    args.floor_note = auto.line
+    return auto.floor
+
+
 def run(args: argparse.Namespace) -> int:
     check_sizes(args)
     levels = levels_from(args, [1, 2, 4, 8, 16, 32, 64])
     floor = resolve_floor(args)  # refuse a bad floor before any folder is made
+    if floor is None:
+        floor = stated_floor(args)
     with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
         return _run_in(args, levels, floor, out)
 
@@ -266,6 +297,8 @@ def _run_in(args: argparse.Namespace, levels: list[Any], floor: Any, out: Path) 
         metrics_url=args.metrics_url,
         engine=engine,
         workers=worker_options(args, levels, floor),
+        max_event_bytes=args.max_event_bytes,
+        floor_note=args.floor_note,
     )
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():

@@ -15,6 +15,11 @@ from typing import Any
 
 from inferlab.address import checked_root
 from inferlab.errors import InferlabError
+from inferlab.httpbody import MAX_JSON_BYTES, read_bounded_sync
+
+
+class ServerNotUp(InferlabError):
+    """The server did not answer (yet): refused, timed out or 5xx; watch waits for it."""
 
 
 def server_base(url: str) -> str:
@@ -48,11 +53,16 @@ def served_model(url: str, timeout_s: float = 5.0) -> str:
     listing = f"{server_base(url)}/v1/models"
     try:
         with urllib.request.urlopen(listing, timeout=timeout_s) as r:
-            data = json.loads(r.read().decode("utf-8", "replace"))
+            data = json.loads(read_bounded_sync(r, listing, MAX_JSON_BYTES))
     except (urllib.error.URLError, OSError, ValueError) as e:
-        raise InferlabError(
-            f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
-        ) from e
+        answered = isinstance(e, urllib.error.HTTPError) and e.code < 500
+        if answered or isinstance(e, ValueError):
+            raise InferlabError(
+                f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
+            ) from e
+        # refused, timed out, 503 while loading: watch waits for it (--model needs no wait)
+        reason = getattr(e, "reason", e) if not isinstance(e, urllib.error.HTTPError) else e
+        raise ServerNotUp(f"{listing} did not answer ({reason}); no --model given") from e
     names = model_names(data if isinstance(data, dict) else {})
     spec = readable_spec(names)
     if spec is None:
