@@ -6,6 +6,8 @@ metrics and report read it, and it imports nothing of inferlab but errors.
 A step time per batch (llama-batched-bench), a lone prefill and a lone
 generation repeated (llama-bench), and what the processes cost; the noise of a
 step is derived from the repetitions, so a served TPOT can be held against it.
+`context_steps` are the same batches after longer prompts: how the step grows
+with the context (absent in results written before they were measured).
 """
 
 from __future__ import annotations
@@ -159,6 +161,12 @@ class EngineBench:
     runs: tuple[ProcessRun, ...]
     build: str
     cpu_info: str
+    context_steps: tuple[BatchStep, ...] = ()  # the batches again after longer prompts
+
+    @property
+    def context_prompts(self) -> tuple[int, ...]:
+        """Every prompt length the steps were measured after, shortest first."""
+        return tuple(sorted({self.prompt_tokens, *(s.prompt_tokens for s in self.context_steps)}))
 
     @property
     def noise_rel(self) -> float:
@@ -214,6 +222,8 @@ class EngineBench:
             "output_tokens": self.output_tokens,
             "ctx_size": self.ctx_size,
             "steps": [s.to_json() for s in self.steps],
+            "context_prompts": list(self.context_prompts),
+            "context_steps": [s.to_json() for s in self.context_steps],
             "prefill": self.prefill.to_json(),
             "decode": self.decode.to_json(),
             "noise_rel": self.noise_rel,
@@ -243,4 +253,5 @@ class EngineBench:
             runs=tuple(ProcessRun.from_json(r) for r in d["runs"]),
             build=d["build"],
             cpu_info=d["cpu_info"],
+            context_steps=tuple(BatchStep.from_json(s) for s in d.get("context_steps", [])),
         )

@@ -31,7 +31,7 @@ def prefill_all(run: Running, t: float = 1.0) -> None:
 
 
 def test_registry_names_every_policy() -> None:
-    assert set(POLICIES) == {"sequential", "static", "continuous"}
+    assert set(POLICIES) == {"sequential", "static", "continuous", "llama.cpp"}
     assert isinstance(make_scheduler(Policy("static")), StaticScheduler)
     with pytest.raises(InferlabError, match="unknown policy 'fifo'"):
         make_scheduler(Policy("fifo"))

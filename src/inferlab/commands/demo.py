@@ -245,7 +245,10 @@ def _serve_and_sweep(
         from inferlab.watch.background import BackgroundWatch
 
         # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
-        with BackgroundWatch(srv.base_url, floor, args.out / "watch.jsonl", 0.5, 3.0) as w:
+        from inferlab.watch.derive import EngineFloor
+
+        watched = EngineFloor.of(floor, engine)  # the engine alone: one verdict with the report
+        with BackgroundWatch(srv.base_url, watched, args.out / "watch.jsonl", 0.5, 3.0) as w:
             return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w), wide=args.wide)
 
 

@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
     policy = build_policy(args, cost, hw)
     workload = load_from_args(args, PLAN_LOAD)
     search.limits.check_request_steps(*workload.longest_tokens(), policy.chunk_tokens)
+    from inferlab.commands.engine_model import check_batches
+
+    fit_lines = check_batches(model, policy, None)  # an engine baseline's range, refused past 2x
     lines: list[str] = []
 
     def progress(r: RatePoint) -> None:
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.explain:
         print(f"step time: {desc}")
+        print("\n".join(f"  {line}" for line in fit_lines))
         print(
             f"policy: {policy.name}, max batch {policy.max_batch}, chunk {policy.chunk_tokens}, "
             f"KV capacity {policy.kv_capacity_tokens} tokens"
@@ -100,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"each rate below is one simulation of a {workload.arrival} load:")
         print("\n".join(lines))
         print_explain(plan, args)
+    else:  # what the engine baseline assumes beyond its measurements is said, explained or not
+        said = [x for x in fit_lines if "beyond the measured" in x or "none given" in x]
+        print("\n".join(f"step time: {line.strip()}" for line in said))
     print_plan(plan, args)
     return 0
 

@@ -70,6 +70,9 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_STEPS,
         help=f"stop a simulation past this many engine steps ({DEFAULT_MAX_STEPS})",
     )
+    from inferlab.commands.engine_model import add_engine_args
+
+    add_engine_args(p)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -108,9 +111,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
     """The step-time model (fitted or roofline), its description, the cost and hardware."""
+    from inferlab.commands.engine_model import engine_model
     from inferlab.sim.calibrate import fit_from_summary
     from inferlab.sim.steptime import RooflineStepTime
 
+    engine = engine_model(args)  # --engine-baseline DIR (or --calibrate naming one)
+    if engine is not None:
+        return engine[0], engine[1], None, None
     if args.calibrate:
         from inferlab.commands.report import load_summary
 
@@ -170,6 +177,11 @@ def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Policy:
         from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
 
         chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
+    from inferlab.commands.engine_model import llama_policy
+
+    llama = llama_policy(args)  # --policy llama.cpp and its knobs
+    if llama is not None:
+        return llama
     tokens = kv_capacity_tokens(args, cost, hw)
     return Policy(args.policy, args.max_batch, chunk, tokens, args.block_tokens)
 
@@ -219,6 +231,9 @@ def run(args: argparse.Namespace) -> int:
         return run_search(args, SimSetup(model, desc, policy, SIM_LOAD, limits, build_load), text)
     load = build_load(args, SIM_LOAD, limits)
     check_lengths(load, policy, limits)
+    from inferlab.commands.engine_model import check_batches
+
+    fit_lines = check_batches(model, policy, load.users.users if load.users else None)
     t = time.perf_counter()
     res = simulate(load.arrivals, model, policy, load.users, max_steps=limits.max_steps)
     wall = time.perf_counter() - t
@@ -232,6 +247,8 @@ def run(args: argparse.Namespace) -> int:
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
     print_result(level, summary.simulation, res, wall, text)
     print_slo(level, text)
+    for line in fit_lines:
+        print(f"  step time: {line}", file=text)
     if args.out is not None:
         write_run(args, res, times, summary, text, load.requests)
     if args.json:

@@ -12,6 +12,7 @@ from inferlab.commands.common import TIME, add_hardware, add_model, cost_from, h
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
+    from inferlab.engine_result import EngineBench
     from inferlab.physics.floor import Floor
     from inferlab.specs.hardware import HardwareSpec
 
@@ -26,6 +27,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--gguf", type=Path, help="the GGUF the server runs (same as --model FILE)")
     add_hardware(p)
     p.add_argument("--context", type=int, help="tokens per running sequence, where not published")
+    p.add_argument(
+        "--engine-baseline",
+        type=Path,
+        help="an engine-bench folder: the reading splits kernels from serving, as the report",
+    )
     p.add_argument("--interval", type=TIME, default=1.0, help="one scrape per interval (1s)")
     p.add_argument("--window", type=TIME, default=10.0, help="rates over this window (10s)")
     p.add_argument("--duration", type=TIME, help="stop after this long, e.g. 10min (Ctrl-C)")
@@ -66,6 +72,7 @@ def physics_from(args: argparse.Namespace) -> Floor | Callable[[], Floor]:
     model = str(args.gguf) if args.gguf is not None else args.model
     if args.gguf is not None and not args.gguf.is_file():
         raise InferlabError(f"--gguf {args.gguf}: no such file")
+    engine = _engine(args.engine_baseline)  # a bad folder is said before any wait
 
     def with_model(model: str | None) -> Floor:
         cost = cost_from(
@@ -76,7 +83,7 @@ def physics_from(args: argparse.Namespace) -> Floor | Callable[[], Floor]:
             kv_bytes_per_token=args.kv_bytes_per_token,
             params=args.params,
         )
-        return Floor(cost, hw(), devices=args.tp, context_tokens=args.context)
+        return _beside(Floor(cost, hw(), devices=args.tp, context_tokens=args.context), engine)
 
     def hw() -> HardwareSpec:
         return hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
@@ -85,6 +92,21 @@ def physics_from(args: argparse.Namespace) -> Floor | Callable[[], Floor]:
         return with_model(model)
     hw()  # a missing --hardware is said before any wait
     return lambda: with_model(served_model(args.url, args.timeout))
+
+
+def _engine(path: Path | None) -> EngineBench | None:
+    """The engine alone (engine-bench), for the verdict (metrics/verdict.py), if given."""
+    if path is None:
+        return None
+    from inferlab.engines.llama_bench import load_engine_bench
+
+    return load_engine_bench(path)
+
+
+def _beside(floor: Floor, engine: EngineBench | None) -> Floor:
+    from inferlab.watch.derive import EngineFloor
+
+    return EngineFloor.of(floor, engine)
 
 
 def metrics_url(args: argparse.Namespace) -> str:

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from inferlab.engine_result import EngineBench
+from inferlab.metrics.verdict import engine_growth, engine_step
 from inferlab.physics.decode import decode_point
 from inferlab.physics.floor import Floor
 from inferlab.physics.measured import utilisation
@@ -47,6 +49,20 @@ def unknown(reason: str) -> Quantity:
 
 
 @dataclass(frozen=True, slots=True)
+class EngineFloor(Floor):
+    """A floor with the engine alone beside it (engine-bench): watch's reading then splits
+    kernels from serving, as the report does."""
+
+    engine: EngineBench | None = None
+
+    @classmethod
+    def of(cls, floor: Floor, engine: EngineBench | None) -> Floor:
+        if engine is None:
+            return floor
+        return cls(floor.cost, floor.hardware, floor.devices, floor.context_tokens, engine)
+
+
+@dataclass(frozen=True, slots=True)
 class Live:
     """Everything `watch` shows for one instant, over the window that ends there."""
 
@@ -73,6 +89,10 @@ class Live:
     engine_bytes_per_step: Quantity  # vLLM's own estimate, beside inferlab's
     engine_mbu: Quantity
     floor_bound: Bound | None  # at this batch and context
+    # The engine alone at the running batch, and its step's growth with the batch (share of a
+    # lone step per extra stream): the verdict's numbers (metrics/verdict.py).
+    engine_step_s: Quantity = Quantity(None, "unknown: no engine baseline")
+    engine_growth: Quantity = Quantity(None, "unknown: no engine baseline")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -196,7 +216,33 @@ def derive(snaps: tuple[Snapshot, ...], ph: Floor) -> Live:
         itl_p99_s=_quantile(d, "itl_s", 0.99),
         context_tokens=ctx,
         **phys,
+        **_engine_alone(ph, running, prompt, steps),
     )
+
+
+def _engine_alone(
+    ph: Floor, running: Quantity, prompt: Quantity, steps: Quantity
+) -> dict[str, Any]:
+    """The engine alone doing the window's work: its decode step at the running batch, plus
+    the window's prompt tokens per step at its own prefill rate (a served step that carried
+    prompts is compared with the engine's time for the same tokens, not with a bare decode);
+    and the engine's growth with the batch."""
+    if not isinstance(ph, EngineFloor) or ph.engine is None:
+        return {}
+    step = engine_step(ph.engine, running.value)
+    basis = "engine-bench at the running batch"
+    if step is not None and prompt.value and steps.value:
+        step += prompt.value / steps.value * ph.engine.prefill.per_token_s
+        basis += " + the window's prompt tokens per step at its prefill rate"
+    growth = engine_growth(ph.engine)
+    return {
+        "engine_step_s": Quantity(step, basis)
+        if step is not None
+        else unknown("the running batch is outside the engine's measured batches"),
+        "engine_growth": Quantity(growth[0], growth[1])
+        if growth is not None
+        else unknown("the engine measured one batch only"),
+    }
 
 
 def _physics(
