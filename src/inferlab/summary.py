@@ -217,6 +217,41 @@ class TurnStats(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PredictedQuantiles(JsonRecord):
+    """A predicted latency: its p50, and its p99 where predicted."""
+
+    p50: float | None
+    p99: float | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PredictionErrors(JsonRecord):
+    """(predicted - measured) / measured, + = predicted higher; None where either is
+    missing or the measured value is 0."""
+
+    ttft_p50: float | None
+    ttft_p99: float | None
+    tpot_p50: float | None
+    tokens_per_s: float | None
+    goodput_requests_per_s: float | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Predicted(JsonRecord):
+    """What a level was predicted to measure before it ran (sim/predict.py), from what,
+    whether the shape was held out of the fit, and the errors once measured."""
+
+    ttft_s: PredictedQuantiles
+    tpot_s: PredictedQuantiles
+    tokens_per_s: float
+    source: str  # the step-time model, the policy and its knobs, the overhead
+    held_out: bool  # the level's shape was not used to fit the model
+    goodput_requests_per_s: float | None = optional()  # under the run's SLO
+    requests: Count | None = optional()  # request specs predicted (the ones bench sends)
+    errors: PredictionErrors | None = optional(PredictionErrors.from_json)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -270,6 +305,7 @@ class LevelSummary(JsonRecord):
     # reasoning streams: first answer token (TTFT counts reasoning), reasoning tokens apart
     ttfo_s: LatencyStats | None = optional(LatencyStats.from_json)
     reasoning_tokens: int | None = optional()
+    predicted: Predicted | None = optional(Predicted.from_json)  # the demo: before measuring
     rest: dict[str, Any] = rest()
 
     @property

@@ -16,6 +16,16 @@ from typing import Any
 from inferlab import signals
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.commands.common import whole
+from inferlab.commands.demo_predict import (
+    attach,
+    comparison_lines,
+    demo_slo,
+    make_predictor,
+    poisson_level,
+    predict_levels,
+    prediction_lines,
+    slo_line,
+)
 from inferlab.commands.demo_trace import (
     add_trace_flags,
     demo_trace,
@@ -193,12 +203,64 @@ def _extra(pr: Any, threads: int, cores: int) -> dict[str, Any]:
     }
 
 
+def _sweep_config(args: argparse.Namespace, floor: Any, extra: dict[str, Any], engine: Any) -> Any:
+    """The sweep as bench runs it (its address set once the server is up)."""
+    from inferlab.bench.benchmark import BenchConfig
+    from inferlab.bench.runner import Level
+
+    levels, requests, out_tokens = plan(args)
+    return BenchConfig(
+        url="",
+        model=None,
+        levels=[Level("concurrency", c) for c in levels],
+        requests_per_level=requests,
+        warmup=args.warmup,
+        prompt_tokens=args.prompt_tokens,
+        output_tokens=out_tokens,
+        stall_factor=args.stall_factor,
+        lag_threshold_s=args.lag_threshold,
+        seed=args.seed,
+        request_timeout_s=args.request_timeout,
+        out_dir=args.out,
+        floor=floor,
+        command=["inferlab", *sys.argv[1:]],
+        extra=extra,
+        engine=engine,
+        slo=demo_slo(args.slo, args.min_attainment),
+    )
+
+
+def _predict_first(cfg: Any, opts: Any, trace: Any, engine: Any, slo_given: bool) -> dict[str, Any]:
+    """Before any request: the Poisson level at 70 % of the predicted capacity, the
+    trace level, and every level predicted from the engine alone (printed)."""
+    from inferlab.sim.predict import describe_source
+
+    pr = make_predictor(engine, opts.parallel, opts.parallel * opts.ctx_per_slot, cfg.slo)
+    cfg.extra["slo"] = slo_line(cfg.slo, slo_given)
+    print(f"    {cfg.extra['slo']}", flush=True)
+    preds: dict[str, Any] = {}
+    if pr is not None:
+        try:
+            rate, how = poisson_level(pr, cfg.workload, cfg.levels[-1])
+            cfg.levels.append(rate)
+            print(f"    {how}", flush=True)
+        except InferlabError as e:
+            print(f"    no Poisson level: {e}")
+    else:
+        print("    no Poisson level and no prediction: the engine alone was not measured")
+    with_trace_level(cfg, trace)
+    if pr is not None:
+        print(f"    predictions from {describe_source(pr.model, pr.knobs)}; all held out")
+        preds = predict_levels(pr, cfg.workload)
+        for line in prediction_lines(preds):
+            print(f"    {line}", flush=True)
+    return preds
+
+
 def _serve_and_sweep(
     args: argparse.Namespace, gguf: Path, floor: Any, extra: dict[str, Any], engine: Any = None
 ) -> Any:
-    """Step 3: llama-server on all cores but one, a concurrency sweep against it."""
-    from inferlab.bench.benchmark import BenchConfig
-    from inferlab.bench.runner import Level
+    """Step 3: predict every level, then llama-server on all cores but one, the sweep."""
     from inferlab.console.sweep import execute
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
@@ -214,34 +276,18 @@ def _serve_and_sweep(
         log_path=args.out / "llama-server.log",
     )
     print(
-        f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
-        f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
-        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens"
-        f"{trace_line(trace)}; server log {opts.log_path}",
+        f"3/4 predict + serve + sweep: llama-server with {threads} of {cores} cores (the client "
+        f"keeps {cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests "
+        f"each, {args.prompt_tokens} prompt -> {out_tokens} forced output tokens, then a "
+        f"Poisson level{trace_line(trace)}; server log {opts.log_path}",
         flush=True,
     )
+    cfg = _sweep_config(args, floor, extra, engine)
+    preds = _predict_first(cfg, opts, trace, engine, args.slo is not None)
     signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
     with LlamaServer(opts) as srv:
         extra["llama_server"] = " ".join(srv.command()[1:])
-        cfg = BenchConfig(
-            url=srv.base_url,
-            model=None,
-            levels=[Level("concurrency", c) for c in levels],
-            requests_per_level=requests,
-            warmup=args.warmup,
-            prompt_tokens=args.prompt_tokens,
-            output_tokens=out_tokens,
-            stall_factor=args.stall_factor,
-            lag_threshold_s=args.lag_threshold,
-            seed=args.seed,
-            request_timeout_s=args.request_timeout,
-            out_dir=args.out,
-            floor=floor,
-            command=["inferlab", *sys.argv[1:]],
-            extra=extra,
-            engine=engine,
-        )
-        with_trace_level(cfg, trace)
+        cfg.url = srv.base_url
         from inferlab.watch.background import BackgroundWatch
 
         # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
@@ -249,7 +295,15 @@ def _serve_and_sweep(
 
         watched = EngineFloor.of(floor, engine)  # the engine alone: one verdict with the report
         with BackgroundWatch(srv.base_url, watched, args.out / "watch.jsonl", 0.5, 3.0) as w:
-            return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w), wide=args.wide)
+            result = execute(cfg, no_plots=True, hooks=_WatchServer(srv, w), wide=args.wide)
+    if preds:  # the measured levels with what was predicted for them, and the errors
+        from inferlab.bench.benchmark import write_summary
+
+        result.summary = attach(result.summary, preds)
+        write_summary(result.summary_path, result.summary)
+        for line in comparison_lines(result.summary):
+            print("  " + line)
+    return result
 
 
 def run(args: argparse.Namespace) -> int:

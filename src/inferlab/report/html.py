@@ -60,6 +60,26 @@ def _slo_section(summary: RunSummary, out_dir: Path) -> str:
     )
 
 
+def _predicted_section(summary: RunSummary, out_dir: Path) -> str:
+    """Predicted before measuring, beside what was measured, with the error of each."""
+    from inferlab.report.predicted import prediction_rows
+
+    head, rows = prediction_rows(summary)
+    if not rows:
+        return ""
+    table = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
+    for r in rows:
+        table += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+    source = next(lv.predicted.source for lv in summary.levels if lv.predicted)
+    return (
+        "<h2>Predicted before measuring, and measured</h2>"
+        f"<p>Each level was predicted before it ran, from {html.escape(source)}. "
+        "Error = (predicted - measured) / measured.</p>"
+        + table
+        + _img(out_dir / "predicted_vs_measured.png")
+    )
+
+
 def render_html(
     summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
@@ -91,6 +111,7 @@ def render_html(
 {_server_section(out_dir)}
 {_time_split(out_dir)}
 {_slo_section(summary, out_dir)}
+{_predicted_section(summary, out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
 <h2>Setup, floor and versions</h2>{_kv_table(facts)}
 <details><summary>summary.json</summary><pre>{raw}</pre></details></body></html>"""

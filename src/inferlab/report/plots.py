@@ -283,6 +283,48 @@ def goodput_vs_load(summary: RunSummary, path: Path) -> Path | None:
     return path
 
 
+def predicted_vs_measured(summary: RunSummary, path: Path) -> Path | None:
+    """Per level, TPOT p50 and TTFT p50 as measured (solid) and as predicted before the
+    level ran (hollow markers, dashed): the demo's prediction from the engine alone."""
+    levels = [lv for lv in summary.levels if lv.predicted is not None]
+    if not levels:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    labels = [lv.label for lv in levels]
+    x = list(range(len(levels)))
+    panels = [
+        ("TPOT p50 (ms)", 1e3, [lv.tpot_s.p50 for lv in levels], "tpot_s"),
+        ("TTFT p50 (s)", 1.0, [lv.ttft_s.p50 for lv in levels], "ttft_s"),
+    ]
+    for ax, (name, k, measured, key) in zip(axes, panels, strict=True):
+        pred = [getattr(lv.predicted, key).p50 for lv in levels]
+        ax.plot(x, [_scaled(v, k) for v in measured], "o-", color="tab:blue", label="measured")
+        ax.plot(
+            x,
+            [_scaled(v, k) for v in pred],
+            "D--",
+            color="tab:orange",
+            markerfacecolor="none",
+            label="predicted before measuring",
+        )
+        ax.set_xticks(x, labels, rotation=20, fontsize=8)
+        ax.set_ylabel(name)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    held = "held out" if all(lv.predicted and lv.predicted.held_out for lv in levels) else ""
+    fig.suptitle(f"Predicted (engine alone + the server's scheduler) vs measured {held}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _scaled(v: float | None, k: float) -> float:
+    return float("nan") if v is None else v * k
+
+
 def predicted_curve(summary: RunSummary, cost: Any, hw: Any) -> list[tuple[int, float, float]]:
     from inferlab.physics.decode import decode_point
 
@@ -316,4 +358,7 @@ def render_all(
     good = goodput_vs_load(summary, out_dir / "goodput.png")
     if good:
         made.append(good)
+    pvm = predicted_vs_measured(summary, out_dir / "predicted_vs_measured.png")
+    if pvm:
+        made.append(pvm)
     return made

@@ -1,10 +1,11 @@
 """Predict a load level before measuring it: the engine's own step times, llama-server's scheduler.
 
-`predict(model, knobs, level)` runs the simulator with the llama.cpp policy
+`predict(model, knobs, level, requests)` runs the simulator with the llama.cpp policy
 (sim/policies/llamacpp.py) and the step time fitted to an engine-bench result
-(sim/steptime_engine.py), and returns a typed `Prediction` of the numbers a bench
-level reports: TTFT p50/p99, TPOT p50, aggregate tok/s. A level is a closed loop
-of c users, a Poisson rate, or a trace of (arrival_s, prompt, output).
+(sim/steptime_engine.py) on a level's request specs, the ones load/ draws for bench
+(`Workload.requests(level)`): the same requests are predicted and then measured. It
+returns the typed `Predicted` block a level of summary.json holds: TTFT p50/p99, TPOT
+p50, aggregate tok/s and, with an SLO, goodput (judged as bench judges a level).
 
 `measure_overhead` is the one constant a served run may add: the serving overhead
 per step, the median over the chosen levels of (served TPOT p50 - predicted TPOT
@@ -19,175 +20,157 @@ all 16 users in one step, not one prompt among the others' decodes).
 from __future__ import annotations
 
 import dataclasses
-import math
-import random
 import statistics
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
-from inferlab.sim.engine import simulate
+from inferlab.load.spec import Level, Requests
+from inferlab.load.workload import Workload
+from inferlab.sim.engine import SimResult, simulate
 from inferlab.sim.output import LoadLabel, summarize_result
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
+from inferlab.sim.slo_level import judge_simulated
 from inferlab.sim.steptime_engine import EngineStepTime
-from inferlab.sim.users import ClosedLoop
-from inferlab.sim.workload import Arrival, Lengths, open_loop
-from inferlab.summary import LevelSummary, RunSummary
+from inferlab.sim.workload import arrivals_of, closed_loop_of
+from inferlab.summary import (
+    LevelSummary,
+    Predicted,
+    PredictedQuantiles,
+    PredictionErrors,
+    RunSummary,
+)
 
-LevelKind = Literal["concurrency", "rate", "trace"]
-
-
-@dataclass(frozen=True, slots=True)
-class ClosedLevel:
-    concurrency: int
-    prompt_tokens: int
-    output_tokens: int
-    requests: int  # in all, as bench's --requests-per-level
+if TYPE_CHECKING:
+    from inferlab.slo.grammar import Slo
 
 
-@dataclass(frozen=True, slots=True)
-class PoissonLevel:
-    rate_per_s: float
-    prompt_tokens: int
-    output_tokens: int
-    duration_s: float
-    seed: int = 0
+def describe_source(model: EngineStepTime, knobs: LlamaCppKnobs) -> str:
+    """What a prediction is made from, in one phrase."""
+    over = model.serving_overhead_s
+    how = model.overhead_source or "none given"
+    return (
+        f"engine alone ({model.fit.gguf.rsplit('/', 1)[-1]}, {model.fit.threads} thread(s)); "
+        f"llama.cpp policy, --parallel {knobs.parallel}, slot ctx {knobs.slot_ctx_tokens}, "
+        f"n_batch {knobs.n_batch}, n_ubatch {knobs.n_ubatch}; serving overhead "
+        f"{over * 1e3:.2f} ms/step ({how})"
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class TraceLevel:
-    arrivals: tuple[tuple[float, int, int], ...]  # (arrival_s, prompt tokens, output tokens)
+def _label(level: Level, reqs: Requests) -> LoadLabel:
+    value = level.value
+    if level.kind == "trace" and not value and len(reqs) > 1:
+        span = float(reqs.arrival_s[-1] - reqs.arrival_s[0])
+        value = (len(reqs) - 1) / span if span > 0 else 0.0
+    return LoadLabel(level.label, level.summary_kind, value)
 
 
-Level = ClosedLevel | PoissonLevel | TraceLevel
+def simulate_level(
+    model: EngineStepTime, knobs: LlamaCppKnobs, level: Level, reqs: Requests
+) -> SimResult:
+    """The level's request specs through the simulator, each request carrying its spec's row."""
+    if not len(reqs):
+        raise InferlabError(f"level {level.label}: no requests to predict")
+    if reqs.message_tokens is not None:
+        raise InferlabError(f"level {level.label}: conversations are not predicted here")
+    if level.kind == "concurrency":
+        return simulate([], model, knobs.policy(), closed_loop_of(reqs, int(level.value)))
+    return simulate(arrivals_of(reqs), model, knobs.policy(), None)
 
 
-@dataclass(frozen=True, slots=True)
-class Quantiles:
-    p50: float | None
-    p99: float | None = None
-
-    def to_json(self) -> dict[str, float | None]:
-        return {"p50": self.p50, "p99": self.p99}
-
-
-@dataclass(frozen=True, slots=True)
-class Prediction:
-    """What a level is predicted to measure, and from what."""
-
-    ttft_s: Quantiles
-    tpot_s: Quantiles  # p50 only
-    tokens_per_s: float
-    source: str  # "engine baseline DIR, llama.cpp policy, --parallel 4, overhead ..."
-
-    def errors(self, measured: LevelSummary) -> PredictionErrors:
-        """(predicted - measured) / measured of each number, None where either is missing."""
-        return PredictionErrors(
-            _rel(self.ttft_s.p50, measured.ttft_s.p50),
-            _rel(self.ttft_s.p99, measured.ttft_s.p99),
-            _rel(self.tpot_s.p50, measured.tpot_s.p50),
-            _rel(self.tokens_per_s, measured.output_tokens_per_s_total),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ttft_s": self.ttft_s.to_json(),
-            "tpot_s": {"p50": self.tpot_s.p50},
-            "tokens_per_s": self.tokens_per_s,
-            "source": self.source,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class PredictionErrors:
-    """Relative errors of a prediction against the level measured (+ = predicted higher)."""
-
-    ttft_p50_rel: float | None
-    ttft_p99_rel: float | None
-    tpot_p50_rel: float | None
-    tokens_per_s_rel: float | None
+def predict(
+    model: EngineStepTime,
+    knobs: LlamaCppKnobs,
+    level: Level,
+    reqs: Requests,
+    slo: Slo | None = None,
+    held_out: bool = True,
+) -> Predicted:
+    """Simulate `level`'s request specs on llama-server's scheduler with the engine's step
+    times (closed loop: `level.value` users sharing the specs' queue, starting together;
+    open loop and trace: each spec at its instant)."""
+    res = simulate_level(model, knobs, level, reqs)
+    label = _label(level, reqs)
+    lv = judge_simulated(summarize_result(res, label), res, label, slo)
+    return Predicted(
+        ttft_s=PredictedQuantiles(p50=lv.ttft_s.p50, p99=lv.ttft_s.p99),
+        tpot_s=PredictedQuantiles(p50=lv.tpot_s.p50),
+        tokens_per_s=lv.output_tokens_per_s_total,
+        source=describe_source(model, knobs),
+        held_out=held_out,
+        goodput_requests_per_s=lv.slo.goodput_requests_per_s if lv.slo else None,
+        requests=len(res.requests),
+    )
 
 
 def _rel(pred: float | None, meas: float | None) -> float | None:
     return (pred - meas) / meas if pred is not None and meas else None
 
 
-def _load(
-    model: EngineStepTime, level: Level
-) -> tuple[list[Arrival], ClosedLoop | None, LoadLabel]:
-    if isinstance(level, ClosedLevel):
-        c = level.concurrency
-        if c < 1 or level.requests < 1:
-            raise InferlabError("a closed-loop level needs concurrency >= 1 and requests >= 1")
-        per_user = math.ceil(level.requests / c)
-        loop = ClosedLoop(c, per_user, level.prompt_tokens, level.output_tokens)
-        return [], loop, LoadLabel(f"c={c}", "concurrency", float(c))
-    if isinstance(level, PoissonLevel):
-        rng = random.Random(level.seed)
-        p, o = (
-            Lengths(level.prompt_tokens, level.prompt_tokens),
-            Lengths(level.output_tokens, level.output_tokens),
-        )
-        arrivals = open_loop(level.rate_per_s, level.duration_s, p, o, rng)
-        return arrivals, None, LoadLabel(f"rate={level.rate_per_s:g}/s", "rate", level.rate_per_s)
-    arrivals = [Arrival(t, p, o) for t, p, o in sorted(level.arrivals)]
-    if not arrivals:
-        raise InferlabError("a trace level needs at least one request")
-    return arrivals, None, LoadLabel("trace", "rate", 0.0)
-
-
-def predict(
-    model: EngineStepTime, knobs: LlamaCppKnobs, level: Level, source: str = ""
-) -> Prediction:
-    """Simulate `level` on llama-server's scheduler with the engine's step times."""
-    arrivals, users, label = _load(model, level)
-    res = simulate(arrivals, model, knobs.policy(), users)
-    lv = summarize_result(res, label)
-    over = model.serving_overhead_s
-    what = source or (
-        f"{model.fit.gguf}, {model.fit.threads} thread(s); llama.cpp policy, "
-        f"--parallel {knobs.parallel}; serving overhead {over * 1e3:.2f} ms/step"
+def errors(pred: Predicted, measured: LevelSummary) -> PredictionErrors:
+    """The prediction's relative errors against the level measured."""
+    good = measured.slo.goodput_requests_per_s if measured.slo else None
+    return PredictionErrors(
+        ttft_p50=_rel(pred.ttft_s.p50, measured.ttft_s.p50),
+        ttft_p99=_rel(pred.ttft_s.p99, measured.ttft_s.p99),
+        tpot_p50=_rel(pred.tpot_s.p50, measured.tpot_s.p50),
+        tokens_per_s=_rel(pred.tokens_per_s, measured.output_tokens_per_s_total),
+        goodput_requests_per_s=_rel(pred.goodput_requests_per_s, good),
     )
-    return Prediction(
-        Quantiles(lv.ttft_s.p50, lv.ttft_s.p99),
-        Quantiles(lv.tpot_s.p50),
-        lv.output_tokens_per_s_total,
-        what,
+
+
+def with_prediction(measured: LevelSummary, pred: Predicted) -> LevelSummary:
+    """The measured level carrying its prediction and the prediction's errors."""
+    return dataclasses.replace(
+        measured, predicted=dataclasses.replace(pred, errors=errors(pred, measured))
+    )
+
+
+def run_workload(summary: RunSummary) -> Workload:
+    """A bench run's load as load/ draws it, from what its summary states: fixed lengths at
+    the run's prompt and output tokens, its seed and requests per level (exact for a run of
+    fixed lengths and Poisson arrivals; a run of length distributions is predicted at its
+    mean lengths)."""
+    from inferlab.load.flags import MAX_TOKENS
+    from inferlab.load.lengths import LengthDist
+
+    w = summary.workload
+    return Workload(
+        LengthDist.parse(str(int(w.prompt_tokens)), "--prompt-tokens", MAX_TOKENS),
+        LengthDist.parse(str(int(w.output_tokens)), "--output-tokens", MAX_TOKENS),
+        (),
+        requests_per_level=int(w.requests_per_level),
+        seed=int(w.rest.get("seed") or 0),
     )
 
 
 def closed_levels(
     summary: RunSummary, labels: list[str] | None = None
-) -> list[tuple[LevelSummary, ClosedLevel]]:
-    """The closed-loop levels of a bench run, each with the level that predicts it."""
-    w = summary.workload
+) -> list[tuple[LevelSummary, Level, Requests]]:
+    """The closed-loop levels of a bench run, each with its level and request specs."""
+    w = run_workload(summary)
     out = []
     for lv in summary.levels:
         if lv.concurrency is None or (labels and lv.label not in labels):
             continue
-        c = int(lv.concurrency)
-        level = ClosedLevel(
-            c, int(w.prompt_tokens), int(w.output_tokens), max(lv.requests_measured, c)
-        )
-        out.append((lv, level))
+        level = Level("concurrency", float(int(lv.concurrency)))
+        n = max(lv.requests_measured, int(lv.concurrency))
+        out.append((lv, level, dataclasses.replace(w, requests_per_level=n).requests(level)))
     return out
 
 
-def run_levels(summary: RunSummary) -> list[tuple[LevelSummary, Level]]:
+def run_levels(summary: RunSummary) -> list[tuple[LevelSummary, Level, Requests]]:
     """Every level of a bench run that can be predicted: closed loops, and Poisson rates
-    (a fresh draw of arrivals at the run's rate, over as many requests as it measured)."""
-    w = summary.workload
-    closed = dict((lv.label, level) for lv, level in closed_levels(summary))
-    out: list[tuple[LevelSummary, Level]] = []
+    (drawn by load/ with the run's seed, as bench drew them)."""
+    w = run_workload(summary)
+    closed = {lv.label: (lv, level, r) for lv, level, r in closed_levels(summary)}
+    out: list[tuple[LevelSummary, Level, Requests]] = []
     for lv in summary.levels:
         if lv.label in closed:
-            out.append((lv, closed[lv.label]))
-        elif lv.rate_per_s:
+            out.append(closed[lv.label])
+        elif lv.rate_per_s and lv.label.startswith("rate="):
+            level = Level("rate", lv.rate_per_s)
             n = max(lv.requests_measured, 1)
-            level = PoissonLevel(
-                lv.rate_per_s, int(w.prompt_tokens), int(w.output_tokens), n / lv.rate_per_s
-            )
-            out.append((lv, level))
+            out.append((lv, level, dataclasses.replace(w, requests_per_level=n).requests(level)))
     return out
 
 
@@ -197,9 +180,9 @@ def measure_overhead(
     """(serving overhead per step, how it was measured) from a served run's closed levels."""
     bare = dataclasses.replace(model, serving_overhead_s=0.0, overhead_source="")
     diffs, used = [], []
-    for lv, level in closed_levels(summary, labels):
+    for lv, level, reqs in closed_levels(summary, labels):
         served = lv.tpot_s.p50
-        pred = predict(bare, knobs, level).tpot_s.p50
+        pred = predict(bare, knobs, level, reqs).tpot_s.p50
         if served and pred:
             diffs.append(served - pred)
             used.append(lv.label)
