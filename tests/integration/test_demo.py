@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from inferlab.commands.demo import _WatchServer
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # real llama-server processes
 
 
 def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -36,8 +37,13 @@ def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.Monk
     ):
         assert (out / name).stat().st_size > 0, name
     s = json.loads((out / "summary.json").read_text())
-    assert [lv["concurrency"] for lv in s["levels"]] == [1, 2, 4]
-    for lv in s["levels"]:
+    labels = [lv["label"] for lv in s["levels"]]
+    closed = [lv for lv in s["levels"] if lv.get("concurrency") is not None]
+    assert [lv["concurrency"] for lv in closed] == [1, 2, 4]
+    assert labels[:3] == ["c=1", "c=2", "c=4"] and labels[4] == "trace"
+    assert labels[3].startswith("rate=") and s["levels"][3]["rate_per_s"] > 0  # the Poisson level
+    _every_level_predicted_before_measured(s, stdout)
+    for lv in closed:
         assert 0 < lv["mbu"] <= 1
         assert lv["requests_early_stop"] == 0 and lv["requests_failed"] == 0
         # floor <= engine alone <= served, each within the engine's own measured noise
@@ -55,6 +61,7 @@ def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.Monk
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "http" not in html.split("<body>")[1][:2000]
     assert "Bound:" in stdout and "Floor:" in stdout and "Batching bought" in stdout
+    assert "Predicted before measuring" in html and (out / "predicted_vs_measured.png").exists()
     # `inferlab watch` ran beside the sweep (issue 11): its record, and MBU over time in the report
     assert (out / "watch.jsonl").stat().st_size > 0 and "over time (watch)" in html
 
@@ -62,6 +69,24 @@ def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.Monk
     (out / "report.html").unlink()
     code, stdout, _ = run_cli("report", str(out))
     assert code == 0 and (out / "report.html").exists()
+
+
+def _every_level_predicted_before_measured(s: dict[str, Any], stdout: str) -> None:
+    """Each level carries the prediction made from the engine alone before it ran (finite,
+    held out: nothing was fitted to the served run), its errors, and goodput under the
+    demo's default SLO on both sides; the console printed both."""
+    assert "SLO ttft=2s,tpot=150ms (the demo's default" in stdout
+    assert "of the predicted capacity" in stdout and "predicted before measuring" in stdout
+    for lv in s["levels"]:
+        p = lv["predicted"]
+        assert p["held_out"] is True, lv["label"]
+        for x in (p["ttft_s"]["p50"], p["ttft_s"]["p99"], p["tpot_s"]["p50"], p["tokens_per_s"]):
+            assert isinstance(x, float) and math.isfinite(x) and x > 0, (lv["label"], p)
+        assert math.isfinite(p["goodput_requests_per_s"]) and p["goodput_requests_per_s"] >= 0
+        assert p["requests"] == lv["requests_measured"]  # the specs bench sent
+        assert "serving overhead 0.00 ms/step (none given)" in p["source"]
+        assert p["errors"]["tpot_p50"] is not None and "slo" in lv
+        assert f"predicted {lv['label']:>10}:" in stdout
 
 
 def test_server_crash_mid_sweep_keeps_partial_results(tmp_path: Path) -> None:

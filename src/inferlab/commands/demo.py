@@ -1,8 +1,11 @@
 """`inferlab demo`: the lesson of the decode phase on this machine, with real numbers.
 
-probe -> floor for the served GGUF on `this-machine` -> a real llama.cpp server
--> a concurrency sweep (short prompts, forced outputs), then 30 s of real traffic
-(a slice of the Azure conversation trace, see demo_trace.py) -> table, reading, report.
+probe -> floor for the served GGUF on `this-machine` -> the engine alone (engine-bench)
+-> every level predicted from it before any request (demo_predict.py) -> a real
+llama.cpp server -> a concurrency sweep (short prompts, forced outputs), a Poisson
+level at 70 % of the predicted capacity, then 30 s of real traffic (a slice of the
+Azure conversation trace, see demo_trace.py) -> predicted vs measured, table,
+reading, report.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from inferlab import signals
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.commands.common import whole
 from inferlab.commands.demo_predict import (
+    add_slo_flags,
     attach,
     comparison_lines,
     demo_slo,
@@ -49,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_bench_args(p)
     add_trace_flags(p)
+    add_slo_flags(p)
     p.set_defaults(run=run, requests_per_level=None, output_tokens=None)
 
 

@@ -18,6 +18,7 @@ by the output tokens of a request, in requests per second.
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -50,6 +51,24 @@ class Predictor:
         from inferlab.sim.predict import predict
 
         return predict(self.model, self.knobs, level, workload.requests(level), self.slo)
+
+
+def add_slo_flags(p: argparse.ArgumentParser) -> None:
+    """--slo and --min-attainment, as bench reads them; the demo has a default SLO."""
+    from inferlab.commands.common import real
+    from inferlab.commands.slo_args import slo_text
+
+    p.add_argument(
+        "--slo",
+        type=slo_text,
+        help=f"objectives for goodput, predicted and measured ({DEMO_SLO}: {SLO_WHY})",
+    )
+    p.add_argument(
+        "--min-attainment",
+        type=real(0.0, 1.0, above=True),
+        default=0.9,
+        help="share of requests within the SLO for a level to pass (0.9)",
+    )
 
 
 def demo_slo(text: str | None, min_attainment: float) -> Slo:
