@@ -91,27 +91,30 @@ def mechanism(lv: LevelSummary) -> str:
     p = lv.predicted
     assert p is not None and p.errors is not None
     e, why = p.errors, []
-    open_loop = lv.rate_per_s is not None
     if e.tpot_p50 is not None and e.tpot_p50 < -TPOT_TARGET:
         why.append(
-            "TPOT low: the served step holds a per-step serving cost (HTTP streaming, "
-            "sampling, the slot loop) that the engine alone lacks (overhead 0 unless calibrated)"
+            "TPOT low: the served step carries a serving cost per step (HTTP streaming, "
+            "sampling, the slot loop) the engine alone does not (0 unless calibrated)"
         )
     elif e.tpot_p50 is not None and e.tpot_p50 > TPOT_TARGET:
-        why.append("TPOT high: the engine was measured slower than the server ran (CPU contention)")
-    if e.ttft_p50 is not None and abs(e.ttft_p50) > TTFT_TARGET:
-        if open_loop and e.ttft_p50 < 0:
-            why.append(
-                "TTFT low: queueing compounds the missing per-step cost (each step longer, "
-                "the queue drains slower), and prompts beyond the measured prefill lengths"
-            )
-        elif e.ttft_p50 < 0:
-            why.append("TTFT low: the server's prefill step (beside decodes, + HTTP) is slower")
-        else:
-            why.append("TTFT high: the server prefilled faster than batched-bench's fit")
-    good = e.goodput_requests_per_s
+        why.append("TPOT high: the engine was measured slower than the server ran (contention)")
+    if e.ttft_p50 is not None and e.ttft_p50 < -TTFT_TARGET:
+        why.append(
+            "TTFT low: a prompt that reaches the server during a step waits for it, and "
+            "queued prompts wait for every step's serving cost"
+            if lv.rate_per_s is not None
+            else "TTFT low: the server's prompt step runs slower than the engine's prefill "
+            "(beside decodes, + HTTP), and a prompt arriving ms after the round's others "
+            "waits a whole prefill step (the model prefills a round together)"
+        )
+    elif e.ttft_p50 is not None and e.ttft_p50 > TTFT_TARGET:
+        why.append("TTFT high: the server prefilled faster than the engine-bench fit")
+    good, tps = e.goodput_requests_per_s, e.tokens_per_s
     if good is not None and abs(good) > GOODPUT_TARGET:
-        why.append("goodput: latencies near the SLO's limits flip requests across it")
+        if tps is not None and abs(good - tps) < 0.02:
+            why.append("goodput: every request within the SLO on both sides: the tok/s error")
+        else:
+            why.append("goodput: latencies near the SLO's limits put requests across them")
     return "; ".join(why)
 
 
