@@ -246,7 +246,7 @@ def _predict_first(cfg: Any, opts: Any, trace: Any, engine: Any, slo_given: bool
     preds: dict[str, Any] = {}
     if pr is not None:
         try:
-            rate, how = poisson_level(pr, cfg.workload, cfg.levels[-1])
+            rate, how = poisson_level(pr, cfg.workload, max(cfg.levels, key=lambda x: x.value))
             cfg.levels.append(rate)
             print(f"    {how}", flush=True)
         except InferlabError as e:

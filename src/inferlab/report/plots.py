@@ -253,6 +253,8 @@ def goodput_vs_load(summary: RunSummary, path: Path) -> Path | None:
     levels = sorted((lv for lv in summary.levels if lv.slo), key=lambda lv: lv.value)
     if not levels:
         return None
+    if any(lv.kind == "concurrency" for lv in levels):  # one quantity on the x axis (the demo
+        levels = [lv for lv in levels if lv.kind == "concurrency"]  # also has rate, trace)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     x = [lv.value for lv in levels]
