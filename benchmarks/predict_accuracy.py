@@ -92,9 +92,12 @@ def mechanism(lv: LevelSummary) -> str:
     assert p is not None and p.errors is not None
     e, why = p.errors, []
     if e.tpot_p50 is not None and e.tpot_p50 < -TPOT_TARGET:
+        srv = lv.server.step_time_s if lv.server else None
+        seen = f" (the server's own step, its /metrics: {srv * 1e3:.1f} ms)" if srv else ""
         why.append(
-            "TPOT low: the served step carries a serving cost per step (HTTP streaming, "
-            "sampling, the slot loop) the engine alone does not (0 unless calibrated)"
+            f"TPOT low: the served step{seen} carries a cost per step the engine alone does "
+            "not (HTTP streaming, sampling, the slot loop, other work on the cores; 0 unless "
+            "calibrated)"
         )
     elif e.tpot_p50 is not None and e.tpot_p50 > TPOT_TARGET:
         why.append("TPOT high: the engine was measured slower than the server ran (contention)")

@@ -315,8 +315,11 @@ def predicted_vs_measured(summary: RunSummary, path: Path) -> Path | None:
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    held = "held out" if all(lv.predicted and lv.predicted.held_out for lv in levels) else ""
-    fig.suptitle(f"Predicted (engine alone + the server's scheduler) vs measured {held}")
+    held = all(lv.predicted and lv.predicted.held_out for lv in levels)
+    fig.suptitle(
+        "Predicted before measuring (engine alone + the server's scheduler) vs measured"
+        + ("; every level held out" if held else "")
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
