@@ -55,7 +55,7 @@ def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.Monk
         assert e["floor_share"] + e["kernel_share"] + e["serving_share"] == pytest.approx(1)
     assert s["engine_baseline"]["threads"] == s["extra"]["server_threads"]
     assert "faster_than_engine" not in {w["code"] for w in s["warnings"]}
-    assert "Where the time goes at c=1" in stdout and "engine ms" in stdout
+    assert "Where the time goes at c=1" in stdout and "engine" in stdout  # the column (two rows)
     assert s["extra"]["bandwidth_basis"].startswith("read rate")
     assert (tmp_path / "cache" / "this-machine.json").exists()  # probe saved as this-machine
     html = (out / "report.html").read_text()
