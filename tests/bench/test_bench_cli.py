@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from inferlab.engines.llama_server import free_port
 from inferlab.jsonio import loads_strict
+
+pytestmark = pytest.mark.slow  # the scripted fake server, and bench as a real process
 
 
 def test_unreachable_url(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

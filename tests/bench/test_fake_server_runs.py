@@ -23,6 +23,8 @@ from inferlab.testing.fake_server import Script
 
 from .conftest import fake_server
 
+pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
+
 
 def bench(
     url: str,

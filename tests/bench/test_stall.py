@@ -12,6 +12,8 @@ import pytest
 from inferlab.bench.client import Endpoint, make_connector, stream_request
 from inferlab.records import RequestRecord
 
+pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
+
 
 def _rec() -> RequestRecord:
     return RequestRecord(

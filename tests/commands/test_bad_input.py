@@ -66,6 +66,7 @@ def test_missing_probe_for_this_machine(
     assert "inferlab probe" in err
 
 
+@pytest.mark.slow
 def test_subprocess_exit_code_and_no_traceback() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "inferlab.cli", "floor", "--model", "gpt-9"],
@@ -76,6 +77,7 @@ def test_subprocess_exit_code_and_no_traceback() -> None:
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_floor_text_output_through_a_real_process() -> None:
     r = subprocess.run(
         [

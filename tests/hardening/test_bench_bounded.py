@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from inferlab.bench.client import OUTPUT_OVER_MAX, REQUEST_TIMEOUT, over_max_limit
 from inferlab.jsonio import loads_strict
 from inferlab.records import read_records
+
+pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
 
 
 def _bench(run_cli, url: str, out: Path, *extra: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]

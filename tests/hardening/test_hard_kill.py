@@ -11,7 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from inferlab.testing.fake_server import running_fake_server
+
+pytestmark = pytest.mark.slow  # bench as a real process, killed
 
 
 def _wait_for(pred, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import STATED, with_overrides
 from inferlab.specs.resolve import resolve_model
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_two_level_sweep_forced_length_and_mbu(llama: LlamaServer, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from inferlab.commands.demo import _WatchServer
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

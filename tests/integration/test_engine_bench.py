@@ -9,7 +9,7 @@ import pytest
 from inferlab.engine_result import EngineBenchError
 from inferlab.engines.llama_bench import EngineBenchConfig, load_engine_bench, run_engine_bench
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _cfg(gguf: Path) -> EngineBenchConfig:

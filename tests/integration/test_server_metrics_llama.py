@@ -16,7 +16,7 @@ from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import STATED, with_overrides
 from inferlab.specs.resolve import resolve_model
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

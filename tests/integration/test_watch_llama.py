@@ -24,7 +24,7 @@ from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.watch.record import read_record
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 INTERVAL_S = 0.5
 
 

@@ -12,6 +12,8 @@ import pytest
 from inferlab.testing.fake_server import running_fake_server
 from tests.lifecycle.procs import inferlab, wait_for
 
+pytestmark = pytest.mark.slow  # bench as a real process, stopped
+
 
 @pytest.fixture(scope="module")
 def fake_url() -> Iterator[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.lifecycle.procs import gone, inferlab, llama_child, must_die, port_free, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:

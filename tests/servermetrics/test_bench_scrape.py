@@ -28,6 +28,8 @@ from inferlab.specs.hardware import STATED, with_overrides
 from inferlab.summary import LevelSummary, ServerLevelMetrics
 from inferlab.testing.fake_server import running_fake_server
 
+pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
+
 TPOT = 0.01
 
 

@@ -37,6 +37,7 @@ def test_unreachable_url(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert not rec.exists()  # nothing opened before the first scrape answered
 
 
+@pytest.mark.slow
 def test_no_metrics_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
     with running_fake_server(metrics="none") as v1:
         _one_line_exit_2(capsys, ["watch", "--url", v1, *STATED], "404")
@@ -51,11 +52,13 @@ def test_unknown_model_and_missing_hardware(capsys: pytest.CaptureFixture[str]) 
                               "1GB/s"], "/nope.gguf")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_no_model_and_a_server_that_names_none(capsys: pytest.CaptureFixture[str]) -> None:
     with running_fake_server(metrics="vllm") as v1:
         _one_line_exit_2(capsys, ["watch", "--url", v1, "--bandwidth", "1GB/s"], "--model")
 
 
+@pytest.mark.slow
 def test_port_in_use(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as busy, running_fake_server(metrics="llamacpp") as v1:
         busy.bind(("127.0.0.1", 0))

@@ -23,6 +23,9 @@ from inferlab.watch.record import read_record
 from tests.lifecycle.procs import wait_for
 from tests.watch.load import steady_load
 
+pytestmark = pytest.mark.slow  # the fake server and watch as real processes
+
+
 TPOT_S = 0.02  # the fake engine steps every 20 ms while anything is in flight
 CLIENTS = 4
 WEIGHT_BYTES = 5e8

@@ -14,12 +14,16 @@ import signal
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
 from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level
 from inferlab.records import RequestRecord, read_records
 from inferlab.testing.fake_server import running_fake_server
+
+pytestmark = pytest.mark.slow  # the fake server and worker processes
 
 
 def _bench(

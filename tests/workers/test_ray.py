@@ -18,6 +18,9 @@ from inferlab.bench.runner import Level
 from inferlab.records import RequestRecord, read_records
 from inferlab.testing.fake_server import running_fake_server
 
+pytestmark = pytest.mark.slow  # the fake server and Ray actors
+
+
 # As inferlab does before it imports ray (bench/ray_pool.py): actors must not start via `uv run`.
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (uv sync installs it)")

@@ -6,8 +6,12 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
+
 from inferlab.testing.fake_server import running_fake_server
 from tests.lifecycle.procs import children, gone, inferlab, wait_for
+
+pytestmark = pytest.mark.slow  # the fake server and worker processes
 
 
 def _lines(path: Path) -> list[str]:
