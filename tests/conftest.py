@@ -10,6 +10,7 @@ import pytest
 from inferlab.cli import main
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec, get_hardware
+from tests.clirun import RunCli, RunJson
 
 GB = 1e9
 KIB = 1024
@@ -27,8 +28,8 @@ def llama8b_card() -> ModelCost:
 
 
 @pytest.fixture
-def run_json(capsys: pytest.CaptureFixture[str]) -> Any:
-    """Run the CLI in-process with --json; return (exit code, parsed object)."""
+def run_json(capsys: pytest.CaptureFixture[str]) -> RunJson:
+    """Run the CLI in-process with --json; assert it exits 0; return the parsed object."""
 
     def _run(*argv: str) -> dict[str, Any]:
         code = main([*argv, "--json"])
@@ -41,7 +42,7 @@ def run_json(capsys: pytest.CaptureFixture[str]) -> Any:
 
 
 @pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
+def run_cli(capsys: pytest.CaptureFixture[str]) -> RunCli:
     """Run the CLI in-process; return (exit code, stdout, stderr). argparse exits become codes."""
 
     def _run(*argv: str) -> tuple[int, str, str]:

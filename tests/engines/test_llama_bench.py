@@ -24,6 +24,7 @@ from inferlab.engines.llama_bench import (
     run_engine_bench,
 )
 from inferlab.jsonio import dumps, loads_strict
+from tests.clirun import RunCli
 
 FIX = Path(__file__).parent / "fixtures"
 BB_FULL = FIX / "batched_bench_1-16_pp32_tg128_t1.jsonl"
@@ -225,7 +226,7 @@ def test_bad_config_is_refused_before_running(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_cli_writes_strict_json_and_refuses_to_overwrite(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_writes_strict_json_and_refuses_to_overwrite(run_cli: RunCli, tmp_path: Path) -> None:
     _replay(tmp_path)
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
@@ -243,7 +244,7 @@ def test_cli_writes_strict_json_and_refuses_to_overwrite(run_cli, tmp_path: Path
 
 
 @pytest.mark.slow
-def test_cli_quick_reduces_the_set(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_quick_reduces_the_set(run_cli: RunCli, tmp_path: Path) -> None:
     _replay(tmp_path)
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
@@ -255,7 +256,7 @@ def test_cli_quick_reduces_the_set(run_cli, tmp_path: Path) -> None:  # type: ig
     assert bb_args[bb_args.index("-ntg") + 1] == "32"
 
 
-def test_cli_bad_input_exit_2(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_bad_input_exit_2(run_cli: RunCli, tmp_path: Path) -> None:
     code, _, err = run_cli("engine-bench", "--gguf", str(tmp_path / "nope.gguf"))
     assert code == 2 and "--gguf" in err and "no such file" in err
     code, _, err = run_cli("bench", "--url", "http://127.0.0.1:9/v1", "--engine-baseline", "/no")

@@ -9,16 +9,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from inferlab.testing.fake_server import running_fake_server
+from tests.clirun import RunCli
 
 pytestmark = pytest.mark.slow  # bench as a real process, killed
 
 
-def _wait_for(pred, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
+def _wait_for(pred: Callable[[], bool], timeout_s: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if pred():
@@ -31,7 +33,7 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def _bench_then_kill(out: Path, levels: str, kill_when) -> None:  # type: ignore[no-untyped-def]
+def _bench_then_kill(out: Path, levels: str, kill_when: Callable[[list[str]], bool]) -> None:
     with running_fake_server(ttft=0.01, tpot=0.01) as url:
         proc = subprocess.Popen(
             [sys.executable, "-m", "inferlab.cli", "bench", "--url", url, "--model", "fake",
@@ -48,7 +50,7 @@ def _bench_then_kill(out: Path, levels: str, kill_when) -> None:  # type: ignore
         assert proc.returncode == -signal.SIGKILL
 
 
-def test_kill_during_first_level_report_rebuilds(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_kill_during_first_level_report_rebuilds(run_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "run"
     _bench_then_kill(out, "2", lambda lines: len(lines) >= 5)
     assert not (out / "summary.json").exists()  # killed before the level's summary
@@ -62,7 +64,7 @@ def test_kill_during_first_level_report_rebuilds(run_cli, tmp_path: Path) -> Non
     assert "Traceback" not in err
 
 
-def test_kill_during_second_level_keeps_both(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_kill_during_second_level_keeps_both(run_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "run"
     _bench_then_kill(out, "1,4", lambda lines: sum('"level":"c=4"' in x for x in lines) >= 5)
     summary = json.loads((out / "summary.json").read_text())

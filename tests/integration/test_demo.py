@@ -14,11 +14,14 @@ from inferlab.bench.runner import Level
 from inferlab.commands.demo import _WatchServer
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
+from tests.clirun import RunCli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def test_demo_quick_end_to_end(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_demo_quick_end_to_end(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("INFERLAB_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "run"
     code, stdout, err = run_cli("demo", "--quick", "--out", str(out))

@@ -13,6 +13,7 @@ from inferlab.testing.fake_server import running_fake_server
 from inferlab.watch.run import WatchConfig, run_watch
 from tests.watch.helpers import physics, steady
 from tests.watch.test_frame import Script, no_util
+from tests.watch.test_outputs import FakeClock
 
 STATED = ["--weight-bytes", "1GB", "--bandwidth", "10GB/s"]
 
@@ -84,7 +85,7 @@ def test_report_renders_a_recorded_watch(
     cfg = WatchConfig(url="http://x", interval_s=0.25, window_s=1.0, duration_s=1.5,
                       record=tmp_path / "watch.jsonl", tui=False)  # fmt: skip
     snaps = [steady(float(t)) for t in range(20)]
-    run_watch(cfg, physics(), Script(snaps), no_util, log=io.StringIO())
+    run_watch(cfg, physics(), Script(snaps), no_util, io.StringIO(), FakeClock())
     assert main(["report", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "median MBU: 44%" in out

@@ -30,6 +30,13 @@ class WatchConfig:
     tui: bool = True
 
 
+class Clock(Protocol):
+    """What the loop reads time from and sleeps on: `time` itself; a test passes a fake."""
+
+    def monotonic(self) -> float: ...
+    def sleep(self, seconds: float, /) -> None: ...
+
+
 class Sink(Protocol):
     def publish(self, frame: Frame) -> None: ...
     def close(self) -> None: ...
@@ -107,7 +114,12 @@ def _headless_line(frame: Frame, log: Any) -> None:
 
 
 def run_watch(
-    cfg: WatchConfig, physics: Physics, scrape: Scrape, util: UtilProbe, log: Any = None
+    cfg: WatchConfig,
+    physics: Physics,
+    scrape: Scrape,
+    util: UtilProbe,
+    log: Any = None,
+    clock: Clock = time,
 ) -> WatchResult:
     """Scrape every interval until the duration ends or Ctrl-C; always flush and close."""
     log = log or sys.stderr
@@ -119,20 +131,20 @@ def run_watch(
     frames, interrupted = 0, False
     try:
         _open(cfg, header, out, log)
-        start = time.monotonic()
+        start = clock.monotonic()
         last_line, last_up = 0.0, True
-        while cfg.duration_s is None or time.monotonic() - start < cfg.duration_s:
+        while cfg.duration_s is None or clock.monotonic() - start < cfg.duration_s:
             # An absolute schedule: a slow scrape does not push every later one back.
             due = start + (frames + 1) * cfg.interval_s
-            time.sleep(max(0.0, due - time.monotonic()))
+            clock.sleep(max(0.0, due - clock.monotonic()))
             frame = watcher.tick()
             frames += 1
             out.publish(frame)
             if not cfg.tui and (
-                frame.up != last_up or time.monotonic() - last_line >= cfg.window_s
+                frame.up != last_up or clock.monotonic() - last_line >= cfg.window_s
             ):
                 _headless_line(frame, log)
-                last_line, last_up = time.monotonic(), frame.up
+                last_line, last_up = clock.monotonic(), frame.up
     except KeyboardInterrupt:
         interrupted = True
     finally:
