@@ -21,7 +21,7 @@ from inferlab.bench.runner import Level
 from inferlab.records import read_records
 from inferlab.testing.fake_server import Script
 
-from .conftest import fake_server
+from .conftest import FAKE_URL_SCRIPT, fake_server
 
 pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
 
@@ -60,17 +60,18 @@ def codes(result: BenchResult) -> set[str]:
 
 
 @pytest.mark.parametrize("concurrency", [1, 64])
-def test_every_stamp_is_taken_on_read_after_its_write(tmp_path: Path, concurrency: int) -> None:
+def test_every_stamp_is_taken_on_read_after_its_write(
+    fake_url: str, tmp_path: Path, concurrency: int
+) -> None:
     """What the client guarantees, token by token, against the server's own write log (both
     read CLOCK_MONOTONIC): one stamp per token, in order, never before the server wrote
     that token; the request sent before the server received it; and every latency in the
     summary computed from exactly these stamps. How *late* a stamp is depends on the
     machine and its load: benchmarks/stamp_precision.py prints it, no test bounds it."""
-    script = Script(ttft_s=0.05, tpot_s=0.02, slow_every=10)
+    script = FAKE_URL_SCRIPT
     n, out_tokens = (4 if concurrency == 1 else 64), 50
-    with fake_server(ttft=script.ttft_s, tpot=script.tpot_s, slow_every=script.slow_every) as url:
-        res = bench(url, tmp_path, levels=(concurrency,), n=n, out_tokens=out_tokens)
-        log = server_log(url)
+    res = bench(fake_url, tmp_path, levels=(concurrency,), n=n, out_tokens=out_tokens)
+    log = server_log(fake_url)
     lv = res.summary.to_json()["levels"][0]
     assert lv["requests_ok"] == n and lv["requests_early_stop"] == 0
     origin = res.summary.to_json()["clock"]["origin_ns"]

@@ -21,7 +21,6 @@ from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level
 from inferlab.records import RequestRecord, read_records
-from inferlab.testing.fake_server import running_fake_server
 
 pytestmark = pytest.mark.slow  # the fake server and worker processes
 
@@ -60,11 +59,12 @@ def _lateness_ns(url: str, res: BenchResult) -> dict[int, list[float]]:
     return late
 
 
-def test_two_workers_keep_every_record_and_stamp_on_the_drivers_axis(tmp_path: Path) -> None:
+def test_two_workers_keep_every_record_and_stamp_on_the_drivers_axis(
+    fake_url: str, tmp_path: Path
+) -> None:
     c, tokens = 512, 12
-    with running_fake_server(ttft=0.05, tpot=0.05, slow_every=0) as url:
-        two = _bench(url, tmp_path / "two", 2, c, c, tokens)
-        late = _lateness_ns(url, two)
+    two = _bench(fake_url, tmp_path / "two", 2, c, c, tokens)
+    late = _lateness_ns(fake_url, two)
     recs = read_records(two.records_path)
     assert len(recs) == c and sorted(r.request_id for r in recs) == list(range(c))
     assert {r.worker for r in recs} == {0, 1}
@@ -96,11 +96,10 @@ class _KillWorkerOne(Hooks):
             self.killed = victim.pid
 
 
-def test_a_killed_worker_costs_only_its_in_flight_requests(tmp_path: Path) -> None:
+def test_a_killed_worker_costs_only_its_in_flight_requests(fake_url: str, tmp_path: Path) -> None:
     c, n = 8, 40
     hooks = _KillWorkerOne()
-    with running_fake_server(ttft=0.02, tpot=0.02, slow_every=0) as url:
-        res = _bench(url, tmp_path, 2, c, n, 20, hooks)
+    res = _bench(fake_url, tmp_path, 2, c, n, 20, hooks)
     assert hooks.killed is not None
     recs = read_records(res.records_path)
     lost = [r for r in recs if r.error and r.error.startswith("worker_lost")]
