@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,6 +16,31 @@ from tests.clirun import RunCli, RunJson
 
 GB = 1e9
 KIB = 1024
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def interactive_sigint() -> Iterator[None]:
+    """The session runs as from a terminal: SIGINT raises KeyboardInterrupt, so the processes
+    a test starts can be stopped with it, whatever the session inherited (a shell starts a
+    background job with SIGINT ignored, and a child inherits an ignored signal)."""
+    saved = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if saved is not None:
+        signal.signal(signal.SIGINT, saved)
+
+
+@pytest.fixture(autouse=True)
+def stop_signal_handlers_restored() -> Iterator[None]:
+    """A test that runs a verb in-process leaves the stop signals' handlers as it found them."""
+    saved = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    yield
+    for s, h in saved.items():
+        if h is not None and signal.getsignal(s) is not h:
+            signal.signal(s, h)
 
 
 @pytest.fixture
