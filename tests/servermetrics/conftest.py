@@ -25,7 +25,8 @@ def metrics_server() -> Iterator[Callable[[web.Application], str]]:
 
     def start(app: web.Application) -> str:
         loop = asyncio.new_event_loop()
-        runner = web.AppRunner(app, access_log=None)
+        # a handler still sleeping at the end (the /slow route) is cancelled, not awaited
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         ready = threading.Event()
         port: list[int] = []
 
