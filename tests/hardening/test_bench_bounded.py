@@ -52,9 +52,9 @@ def test_endless_stream_ended_by_request_timeout(
     assert len(recs) == 4
     for r in recs:
         assert r.error is not None and r.error.startswith(REQUEST_TIMEOUT), r.error
+        # ended by the deadline (never before it), not at the end of the 100000-token stream
         assert 0 < r.streamed_tokens < 100000
-        # ended near the deadline, not at the end of a 100000-token stream
-        assert (r.end_ns - r.send_ns) / 1e9 < 5.0
+        assert (r.end_ns - r.send_ns) / 1e9 >= 0.3
     summary = json.loads((out / "summary.json").read_text())
     assert summary["workload"]["request_timeout_s"] == 0.3
 
