@@ -181,7 +181,7 @@ def sweep_cpu_s(url: str, out: Path, *extra: str) -> tuple[float, int]:
 
 
 def whole_process(url: str, out: Path, floor_s_per_token: float) -> list[tuple[str, float]]:
-    imports = "import inferlab.cli, inferlab.bench.sweep, uvloop, rich.progress"
+    imports = "import inferlab.cli, inferlab.console.sweep, uvloop, rich.progress"
     child_cpu_s([sys.executable, "-c", imports])  # warm the bytecode cache first
     start, _ = child_cpu_s([sys.executable, "-c", imports])
     whole, tokens = sweep_cpu_s(url, out / "sweep")

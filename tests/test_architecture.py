@@ -1,10 +1,12 @@
 """The house rules, checked on the source (AST), so they stay true.
 
 - no function in src/ longer than 60 lines, no parameter list over 7;
-- imports point one way: specs -> physics -> (bench -> metrics) -> report, with the
-  neutral value modules (records, summary, jsonio, units, errors) below everything;
+- imports point one way: specs -> physics -> (bench -> metrics) -> report -> console, with
+  the neutral value modules (records, summary, jsonrecord, vocab, jsonio, units, errors,
+  address) below everything;
 - no import cycle between packages, nor between files (lazy imports inside functions
-  count too: they are cycles that only wait to be called).
+  count too: they are cycles that only wait to be called);
+- arrival instants are drawn in src/inferlab/load/ only (one spine for bench and sim).
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ MAX_PARAMS = 7
 EXEMPT: dict[str, str] = {}
 
 # Neutral value modules: importable from anywhere, importing no package of inferlab.
-NEUTRAL = {"records", "summary", "jsonio", "units", "errors", "__init__", "engine_result"}
+NEUTRAL = {
+    "records", "summary", "jsonio", "jsonrecord", "vocab", "units", "errors", "__init__",
+    "engine_result", "address", "slo",
+}  # fmt: skip
 # package -> packages it must never import (directly, or lazily inside a function).
 FORBIDDEN = {
     "specs": {"physics", "bench", "metrics", "report", "sim", "commands", "probe", "engines"},
@@ -33,8 +38,27 @@ FORBIDDEN = {
     "report": {"bench", "sim", "commands", "engines"},
     "sim": {"bench", "report", "commands", "engines"},
     "drill": {"bench", "metrics", "report", "sim", "commands", "probe", "engines"},
+    # bench measures and prints nothing: the console package shows what it did
+    "bench": {"report", "console", "sim", "commands"},
+    # What is asked (load/) sits below both sides that ask it: bench measures, sim predicts.
+    "load": {
+        "bench",
+        "sim",
+        "metrics",
+        "report",
+        "commands",
+        "probe",
+        "engines",
+        "servermetrics",
+        "watch",
+        "drill",
+    },
+    # SLO values sit beside summary.py (it holds their blocks): below every package.
+    "slo": {"specs", "physics", "bench", "metrics", "report", "sim", "commands", "probe"}
+    | {"engines", "servermetrics", "load", "drill", "watch", "console"},
 }
-THIRD_PARTY_FORBIDDEN = {"report": {"aiohttp"}}
+# physics stays numeric (its words are report/floor_text.py); bench draws no progress bars
+THIRD_PARTY_FORBIDDEN = {"report": {"aiohttp"}, "bench": {"rich"}, "physics": {"rich"}}
 
 
 def _modules() -> dict[str, Path]:
@@ -195,3 +219,34 @@ def test_the_checker_finds_a_cycle_and_a_long_function() -> None:
     fn = ast.parse("def f(a, b, c, d, e, f, g, h):\n" + "    x = 1\n" * 60).body[0]
     assert isinstance(fn, ast.FunctionDef)
     assert _n_params(fn) == 8 and (fn.end_lineno or 0) - fn.lineno + 1 == 61
+
+
+# Random draws that make arrival instants (stdlib random and numpy Generator / np.random).
+ARRIVAL_DRAWS = {"expovariate", "gammavariate", "exponential", "gamma", "poisson", "weibull"}
+
+
+def _arrival_draws(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ARRIVAL_DRAWS
+            and ast.unparse(node.func.value) != "math"
+        ):
+            yield f"line {node.lineno}: {ast.unparse(node.func)}"
+
+
+def test_arrivals_are_drawn_only_in_load() -> None:
+    wrong = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith("load/"):
+            continue
+        wrong += [f"{rel} {d}" for d in _arrival_draws(ast.parse(path.read_text()))]
+    assert not wrong, f"arrivals drawn outside src/inferlab/load/: {wrong}"
+
+
+def test_the_arrival_checker_finds_a_draw() -> None:
+    code = "import random\nrng = random.Random(0)\nt = rng.expovariate(4.0) + g.gamma(0.5)\n"
+    assert len(list(_arrival_draws(ast.parse(code)))) == 2
+    assert not list(_arrival_draws(ast.parse("import math\nx = math.gamma(3)\n")))

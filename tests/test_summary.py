@@ -67,3 +67,63 @@ def test_latency_stats_of_nothing_is_all_none_with_n_zero() -> None:
     assert LatencyStats.empty().to_json() == dict.fromkeys(
         ("p50", "p90", "p95", "p99", "p999", "max", "mean"), None
     ) | {"n": 0}
+
+
+# --- the class is the schema: reading checks every value and names the first bad one ---
+def _bad(mutate: object) -> str:
+    import pytest
+
+    from inferlab.jsonrecord import SchemaError
+
+    raw = json.loads(SWEEP.read_text())
+    mutate(raw)  # type: ignore[operator]
+    with pytest.raises(SchemaError) as e:
+        RunSummary.from_json(raw)
+    return str(e.value)
+
+
+def test_reading_names_the_key_that_does_not_fit() -> None:
+    def text_p50(r: dict) -> None:  # type: ignore[type-arg]
+        r["levels"][2]["ttft_s"]["p50"] = "fast"
+
+    def negative_count(r: dict) -> None:  # type: ignore[type-arg]
+        r["levels"][0]["requests_ok"] = -1
+
+    def no_label(r: dict) -> None:  # type: ignore[type-arg]
+        del r["levels"][1]["label"]
+
+    def odd_severity(r: dict) -> None:  # type: ignore[type-arg]
+        r["warnings"] = [{"code": "x", "level": "run", "severity": "grave", "message": "m"}]
+
+    def other_version(r: dict) -> None:  # type: ignore[type-arg]
+        r["schema_version"] = 2
+        r["levels"] = "not even a list"
+
+    def zero_bandwidth(r: dict) -> None:  # type: ignore[type-arg]
+        r["floor"]["bandwidth_bytes_per_s"] = 0
+
+    def huge(r: dict) -> None:  # type: ignore[type-arg]
+        r["levels"][0]["output_tokens"] = 10**30
+
+    assert _bad(text_p50) == "levels[2].ttft_s.p50: must be a finite number"
+    assert _bad(negative_count) == "levels[0].requests_ok: must be a count (a whole number >= 0)"
+    assert _bad(no_label) == "levels[1]: no 'label'"
+    assert _bad(odd_severity) == "warnings[0].severity: must be one of 'error', 'warning', 'info'"
+    assert _bad(other_version) == "schema_version 2 is not 1"
+    assert "bandwidth_bytes_per_s" in _bad(zero_bandwidth)
+    assert _bad(huge) == "levels[0].output_tokens: must be a whole number"  # below 2**63
+
+
+def test_a_simulated_summary_is_a_run_summary(tmp_path: Path) -> None:
+    from inferlab.cli import main
+    from inferlab.rundir import read_summary
+
+    argv = ["simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--users", "3",
+            "--output-tokens", "20", "--out", str(tmp_path / "sim")]  # fmt: skip
+    assert main(argv) == 0
+    s = read_summary(tmp_path / "sim" / "summary.json")
+    assert s.simulated and s.server.kind == "simulator" and s.floor is None
+    assert s.simulation is not None and s.simulation.policy == "continuous"
+    assert s.simulation.step_time_model == "roofline" and s.simulation.rest["efficiency"] == 1.0
+    assert s.utilisation is not None and s.utilisation.rows
+    assert s.levels[0].label == "c=3" and s.levels[0].requests_ok == 3

@@ -6,6 +6,8 @@ metrics and report read it, and it imports nothing of inferlab but errors.
 A step time per batch (llama-batched-bench), a lone prefill and a lone
 generation repeated (llama-bench), and what the processes cost; the noise of a
 step is derived from the repetitions, so a served TPOT can be held against it.
+`context_steps` are the same batches after longer prompts: how the step grows
+with the context (absent in results written before they were measured).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from inferlab.errors import InferlabError
 
 KIND = "inferlab.engine_bench"
-SCHEMA_VERSION = 1
+ENGINE_SCHEMA_VERSION = 1  # engine_bench.json's own (summary.json's is summary.SCHEMA_VERSION)
 # "Clearly" different: two standard deviations of the engine's own repetitions.
 NOISE_SIGMAS = 2.0
 
@@ -159,6 +161,12 @@ class EngineBench:
     runs: tuple[ProcessRun, ...]
     build: str
     cpu_info: str
+    context_steps: tuple[BatchStep, ...] = ()  # the batches again after longer prompts
+
+    @property
+    def context_prompts(self) -> tuple[int, ...]:
+        """Every prompt length the steps were measured after, shortest first."""
+        return tuple(sorted({self.prompt_tokens, *(s.prompt_tokens for s in self.context_steps)}))
 
     @property
     def noise_rel(self) -> float:
@@ -205,7 +213,7 @@ class EngineBench:
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": KIND,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": ENGINE_SCHEMA_VERSION,
             "engine": "llama.cpp",
             "gguf": self.gguf,
             "model_type": self.model_type,
@@ -214,6 +222,8 @@ class EngineBench:
             "output_tokens": self.output_tokens,
             "ctx_size": self.ctx_size,
             "steps": [s.to_json() for s in self.steps],
+            "context_prompts": list(self.context_prompts),
+            "context_steps": [s.to_json() for s in self.context_steps],
             "prefill": self.prefill.to_json(),
             "decode": self.decode.to_json(),
             "noise_rel": self.noise_rel,
@@ -225,10 +235,10 @@ class EngineBench:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> EngineBench:
-        if d.get("kind") != KIND or d.get("schema_version") != SCHEMA_VERSION:
+        if d.get("kind") != KIND or d.get("schema_version") != ENGINE_SCHEMA_VERSION:
             raise EngineBenchError(
                 f"not an engine-bench result (kind {d.get('kind')!r}, schema_version "
-                f"{d.get('schema_version')!r}; expected {KIND!r}, {SCHEMA_VERSION})"
+                f"{d.get('schema_version')!r}; expected {KIND!r}, {ENGINE_SCHEMA_VERSION})"
             )
         return cls(
             gguf=d["gguf"],
@@ -243,4 +253,5 @@ class EngineBench:
             runs=tuple(ProcessRun.from_json(r) for r in d["runs"]),
             build=d["build"],
             cpu_info=d["cpu_info"],
+            context_steps=tuple(BatchStep.from_json(s) for s in d.get("context_steps", [])),
         )

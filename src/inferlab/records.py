@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any
 
+from inferlab.vocab import Phase
+
 
 @dataclass(slots=True)
 class RequestRecord:
@@ -23,7 +25,7 @@ class RequestRecord:
 
     request_id: int
     level: str  # e.g. "c=8" or "rate=4/s"
-    phase: str  # "warmup" or "measure"
+    phase: Phase
     prompt_tokens_target: int
     max_tokens: int
     prompt_sha1: str = ""  # first 12 hex digits: identifies the prompt without storing it
@@ -43,6 +45,15 @@ class RequestRecord:
     retries: int = 0  # resends after a stale pooled connection failed before any response
     worker: int = 0  # which load worker sent it (bench --workers / --ray)
     host: str = ""  # that worker's host name ("" for the in-process default)
+    # What the request's spec (load/) said it belongs to; defaults keep old records readable.
+    conversation_id: int | None = None
+    turn: int = 0  # 0: a conversation's first turn, or a lone request
+    prefix_group: int | None = None  # --prefix-groups: which shared system prompt
+    cached_prompt_tokens_server: int | None = None  # llama.cpp timings.cache_n (final chunk)
+    # Reasoning models: tokens streamed as reasoning_content / reasoning (counted apart from
+    # the answer), and when the first answer token came (None: no reasoning in the stream).
+    reasoning_tokens: int = 0
+    first_answer_ns: int | None = None
 
     @property
     def ok(self) -> bool:

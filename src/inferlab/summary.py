@@ -1,118 +1,38 @@
 """Typed run and level summaries: what summary.json holds, as frozen dataclasses.
 
-bench and sim produce them, report/sim.calibrate read them; JSON is only their
-edge (`to_json()` / `from_json()`, written through `inferlab.jsonio`), so a
-mistyped key is a mypy error instead of a silent None.
-
-JSON rules, the same for every class here:
-- a field without a default is always written (`null` when it is None);
-- a field made with `optional()` defaults to None and is absent from JSON when None
-  (a simulated level has no `interrupted`; a bench run has no `simulation`);
-- `flat()` nests a dataclass in Python but merges its keys into the parent's JSON
-  (a level's floor comparison: `mbu`, `predicted_step_time_s`, ... sit beside `label`);
-- `rest` keeps keys the class does not model (producer-specific descriptions such as
-  the workload's `api` or `users`), so reading and writing a file keeps exactly its keys.
+bench and sim produce them, report/sim.calibrate/rundir read them; JSON is only their
+edge (`to_json()` / `from_json()`, inferlab.jsonrecord), and the classes are the one
+schema: reading a file checks every value against these annotations, so a mistyped
+key is a mypy error and a damaged file is one line naming the key.
 
 Adding a field (e.g. a level's `server` metrics block): declare it with `optional()`
-(or `optional(decode=ServerMetrics.from_json)` for a dataclass value) after the fields
-already there, set it with `dataclasses.replace(level, server=...)` where it is known,
-and read it as `level.server` (None on runs that predate it). Nothing else changes:
-old files read as None, new files write the key only when it is set.
+after the fields already there, set it with `dataclasses.replace(level, server=...)`
+where it is known, and read it as `level.server` (None on runs that predate it).
+Nothing else changes: old files read as None, new files write the key only when it is set.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from inferlab.engine_result import EngineBench
+from inferlab.jsonrecord import (
+    Count,
+    JsonRecord,
+    SchemaError,
+    flat,
+    nested,
+    optional,
+    rest,
+    tuple_of,
+)
+from inferlab.slo.attainment import SloLevel
+from inferlab.slo.saturation import Saturation
+from inferlab.slo.search import MaxLoad
+from inferlab.vocab import Bound, Dialect, LevelKind, Severity
 
-SCHEMA_VERSION = 1
-
-
-def optional(decode: Callable[[Any], Any] | None = None) -> Any:
-    """A field that is None by default and absent from JSON when None."""
-    return field(default=None, metadata={"optional": True, "decode": decode})
-
-
-def nested(decode: Callable[[Any], Any]) -> Any:
-    """A required field whose JSON value is decoded by `decode` (None stays None)."""
-    return field(metadata={"decode": decode})
-
-
-def flat(cls: type[JsonRecord]) -> Any:
-    """An optional dataclass whose keys are merged into the parent's JSON object.
-
-    It is read back when its first field's key is present.
-    """
-    return field(default=None, metadata={"optional": True, "flat": cls})
-
-
-def rest() -> Any:
-    """The keys this class does not model, kept as they were read."""
-    return field(default_factory=dict, metadata={"rest": True})
-
-
-def _encode(v: Any) -> Any:
-    if hasattr(v, "to_json"):
-        return v.to_json()
-    if isinstance(v, list | tuple):
-        return [_encode(x) for x in v]
-    return v
-
-
-def tuple_of(decode: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
-    return lambda xs: tuple(decode(x) for x in xs)
-
-
-class JsonRecord:
-    """to_json / from_json by the rules in the module docstring, for frozen dataclasses."""
-
-    __slots__ = ()
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            m = f.metadata
-            if m.get("rest"):
-                out.update(v)
-            elif v is None and m.get("optional"):
-                continue
-            elif "flat" in m:
-                out.update(v.to_json())
-            else:
-                out[f.name] = _encode(v)
-        return out
-
-    @classmethod
-    def known_keys(cls) -> set[str]:
-        keys: set[str] = set()
-        for f in fields(cls):  # type: ignore[arg-type]
-            if "flat" in f.metadata:
-                keys |= f.metadata["flat"].known_keys()
-            elif not f.metadata.get("rest"):
-                keys.add(f.name)
-        return keys
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Any:
-        """Missing optional keys read as None; a missing required key raises KeyError."""
-        kw: dict[str, Any] = {}
-        for f in fields(cls):  # type: ignore[arg-type]
-            m = f.metadata
-            if m.get("rest"):
-                known = cls.known_keys()
-                kw[f.name] = {k: v for k, v in d.items() if k not in known}
-            elif "flat" in m:
-                sub = m["flat"]
-                kw[f.name] = sub.from_json(d) if fields(sub)[0].name in d else None
-            elif f.name in d or not m.get("optional"):
-                v = d[f.name]
-                decode = m.get("decode")
-                kw[f.name] = decode(v) if decode is not None and v is not None else v
-        return cls(**kw)
+SCHEMA_VERSION = 1  # summary.json's; the one number bench, sim and rundir share
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +42,7 @@ class RunWarning(JsonRecord):
 
     code: str
     level: str
-    severity: str
+    severity: Severity
     message: str
 
 
@@ -137,7 +57,7 @@ class LatencyStats(JsonRecord):
     p999: float | None
     max: float | None
     mean: float | None
-    n: int
+    n: Count
 
     @classmethod
     def empty(cls) -> LatencyStats:
@@ -185,12 +105,12 @@ class WorkerLevel(JsonRecord):
 class FloorComparison(JsonRecord):
     """A level measured against the floor (flattened into the level's JSON)."""
 
-    floor_batch: int
-    floor_context_tokens: int
+    floor_batch: Count
+    floor_context_tokens: Count
     bytes_per_step: float
     flops_per_step: float
     predicted_step_time_s: float
-    predicted_bound: str
+    predicted_bound: Bound
     ceiling_tokens_per_s_per_user: float
     predicted_tokens_per_s_total: float
     measured_step_time_s: float | None = optional()
@@ -205,13 +125,20 @@ class FloorComparison(JsonRecord):
     mbu_client_tpot: float | None = optional()  # the client-basis MBU, kept beside
     engine_estimated_read_bytes_per_step: float | None = optional()  # vLLM, all devices
 
+    def problem(self) -> str | None:
+        if not self.predicted_step_time_s > 0:
+            return "'predicted_step_time_s' must be above 0"
+        if self.bytes_per_step < 0 or self.flops_per_step < 0:
+            return "'bytes_per_step' and 'flops_per_step' must be >= 0"
+        return None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerLevelMetrics(JsonRecord):
     """The server's own books for one level, from its /metrics (servermetrics/level.py).
     None: the engine does not publish it (never 0 for "unknown")."""
 
-    dialect: str
+    dialect: Dialect
     samples: int  # good snapshots in the level, start and end included
     failed_scrapes: int
     sample_rate_hz: float | None
@@ -243,6 +170,10 @@ class ServerLevelMetrics(JsonRecord):
     e2e_p99_s: float | None
     estimated_read_bytes_per_step: float | None  # vLLM --enable-mfu-metrics, per GPU
     estimated_flops_per_step: float | None
+    # speculative decoding (vLLM spec_decode_*), deltas over the level
+    spec_drafts: float | None = optional()
+    spec_acceptance_rate: float | None = optional()  # accepted / drafted tokens
+    spec_mean_acceptance_length: float | None = optional()  # tokens per verify step
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,17 +207,27 @@ class EngineSplit(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStats(JsonRecord):
+    """A conversation turn's latencies over the level (turn 0 = first turns)."""
+
+    turn: int
+    requests_ok: int
+    ttft_s: LatencyStats = nested(LatencyStats.from_json)
+    tpot_s: LatencyStats = nested(LatencyStats.from_json)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
     label: str
     concurrency: float | None = optional()  # closed loop: streams
     rate_per_s: float | None = optional()  # open loop: requests per second
-    requests_measured: int
-    requests_warmup: int
-    requests_ok: int
-    requests_failed: int
-    requests_early_stop: int
+    requests_measured: Count
+    requests_warmup: Count
+    requests_ok: Count
+    requests_failed: Count
+    requests_early_stop: Count
     errors: tuple[str, ...] = nested(tuple)
     ttft_s: LatencyStats = nested(LatencyStats.from_json)
     tpot_s: LatencyStats = nested(LatencyStats.from_json)
@@ -294,31 +235,45 @@ class LevelSummary(JsonRecord):
     gap_s: LatencyStats = nested(LatencyStats.from_json)
     worst_gap_per_request_s: LatencyStats = nested(LatencyStats.from_json)
     stall_threshold_s: float
-    stall_count: int
-    multi_token_events: int
+    stall_count: Count
+    multi_token_events: Count
     queue_delay_s: LatencyStats = nested(LatencyStats.from_json)
-    output_tokens: int
+    output_tokens: Count
     window_s: float
     output_tokens_per_s_total: float
     output_tokens_per_s_per_user: float
     mean_active_streams: float
     prompt_tokens_usage_p50: float | None
     completion_tokens_p50: float | None
-    streamed_tokens_mismatch: int
-    malformed_events: int
-    preemptions: int | None = optional()  # simulated
-    steps: int | None = optional()  # simulated
+    streamed_tokens_mismatch: Count
+    malformed_events: Count
+    preemptions: Count | None = optional()  # simulated
+    steps: Count | None = optional()  # simulated
     client: ClientStats | None = optional(ClientStats.from_json)
-    injected_requests: int | None = optional()  # simulated
+    injected_requests: Count | None = optional()  # simulated
     interrupted: bool | None = optional()  # measured
     comparison: FloorComparison | None = flat(FloorComparison)
     server: ServerLevelMetrics | None = optional(ServerLevelMetrics.from_json)  # its /metrics
     workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
     engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
+    # Open-loop levels: the schedule asked, the sends achieved, and send - scheduled.
+    offered_rate_per_s: float | None = optional()
+    achieved_rate_per_s: float | None = optional()
+    schedule_lag_s: LatencyStats | None = optional(LatencyStats.from_json)
+    # Workloads that share prompt text: cached / prompt tokens the server reported, and the
+    # ratio a perfect prefix cache would give for the specs sent.
+    prefix_cache_hit_ratio: float | None = optional()
+    prefix_cache_hit_ratio_implied: float | None = optional()
+    per_turn: tuple[TurnStats, ...] | None = optional(tuple_of(TurnStats.from_json))
+    slo: SloLevel | None = optional(SloLevel.from_json)  # with --slo (slo/attainment.py)
+    saturation: Saturation | None = optional(Saturation.from_json)  # open-loop levels
+    # reasoning streams: first answer token (TTFT counts reasoning), reasoning tokens apart
+    ttfo_s: LatencyStats | None = optional(LatencyStats.from_json)
+    reasoning_tokens: int | None = optional()
     rest: dict[str, Any] = rest()
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> LevelKind:
         return "rate" if self.rate_per_s is not None else "concurrency"
 
     @property
@@ -342,9 +297,9 @@ class ServerBlock(JsonRecord):
 class Workload(JsonRecord):
     """The load every level shared; producer-specific settings stay in `rest`."""
 
-    prompt_tokens: int
-    output_tokens: int
-    requests_per_level: int
+    prompt_tokens: Count
+    output_tokens: Count
+    requests_per_level: Count
     rest: dict[str, Any] = rest()
 
 
@@ -362,6 +317,40 @@ class FloorBlock(JsonRecord):
     bandwidth_bytes_per_s: float
     peak_flops_per_s: float
 
+    def problem(self) -> str | None:
+        sizes = (self.weight_bytes_resident, self.weight_bytes_per_step, self.kv_bytes_per_token)
+        if min(sizes) < 0:
+            return "bytes must be >= 0"
+        if self.bandwidth_bytes_per_s <= 0 or self.peak_flops_per_s <= 0:
+            return "'bandwidth_bytes_per_s' and 'peak_flops_per_s' must be above 0"
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulationBlock(JsonRecord):
+    """How a simulated run was made: scheduler, step-time model, seed, wall time.
+
+    The step-time model's own parameters (roofline: efficiency, overhead_s, model,
+    hardware; fitted: base_s, per_decode_s, per_prefill_token_s, source) stay in `rest`."""
+
+    step_time_model: str  # "roofline" or "fitted"
+    policy: str  # a key of sim.policies.POLICIES
+    max_batch: Count
+    chunk_tokens: Count | None
+    kv_capacity_tokens: Count | None
+    block_tokens: Count
+    seed: int
+    wall_s: float | None = optional()
+    rest: dict[str, Any] = rest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Utilisation(JsonRecord):
+    """The simulated engine's steps, downsampled: one row per kept step, named by `columns`."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[float, ...], ...]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary(JsonRecord):
@@ -377,11 +366,19 @@ class RunSummary(JsonRecord):
     server: ServerBlock = nested(ServerBlock.from_json)
     workload: Workload = nested(Workload.from_json)
     floor: FloorBlock | None = nested(FloorBlock.from_json)
-    simulation: dict[str, Any] | None = optional()
-    utilisation: dict[str, Any] | None = optional()
+    simulation: SimulationBlock | None = optional()
+    utilisation: Utilisation | None = optional()
     client_host: dict[str, Any] | None = optional()
     extra: dict[str, Any] = field(default_factory=dict)
     levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
     warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
     engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
+    max_load: MaxLoad | None = optional(MaxLoad.from_json)  # --find-max-load (slo/search.py)
     rest: dict[str, Any] = rest()
+
+    @classmethod
+    def from_json(cls, d: Any, where: str = "") -> Any:
+        """Another schema_version is refused before anything else is read."""
+        if isinstance(d, dict) and d.get("schema_version") != SCHEMA_VERSION:
+            raise SchemaError(f"schema_version {d.get('schema_version')!r} is not {SCHEMA_VERSION}")
+        return super(RunSummary, cls).from_json(d, where)

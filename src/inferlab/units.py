@@ -159,11 +159,28 @@ def fmt_flops(n: float, digits: int = 4) -> str:
 def fmt_time(seconds: float, digits: int = 4) -> str:
     if seconds == 0:
         return "0 s"
-    steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+    # 10 min and over in min: "22.6 min" reads, "1356 s" needs arithmetic
+    steps = [(600.0, "min"), (1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
     for scale, unit in steps:
         if abs(seconds) >= scale:
-            return f"{seconds / scale:.{digits}g} {unit}"
+            return f"{seconds / (60.0 if unit == 'min' else scale):.{digits}g} {unit}"
     return f"{seconds / 1e-9:.{digits}g} ns"
+
+
+def fmt_duration(seconds: float, digits: int = 4) -> str:
+    """A latency or a span as people read it: ms below 10 s, s from 10 s, min from 10 min.
+
+    '52 ms', '1234 ms', '12.5 s', '22.6 min' (never '135547.2 ms').
+    """
+    if seconds != seconds:  # NaN
+        return "-"
+    if abs(seconds) >= 600.0:
+        return f"{seconds / 60.0:.{digits}g} min"
+    if abs(seconds) >= 10.0:
+        return f"{seconds:.{digits}g} s"
+    if abs(seconds) >= 1e-3 or seconds == 0:
+        return f"{seconds * 1e3:.{digits}g} ms"
+    return fmt_time(seconds, digits)
 
 
 def fmt_count(n: float, digits: int = 4) -> str:

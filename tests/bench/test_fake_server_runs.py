@@ -216,7 +216,7 @@ def test_rate_mode_records_queueing(fake_url: str, tmp_path: Path) -> None:
 
 
 def test_floor_comparison_and_ceiling(fake_url: str, tmp_path: Path) -> None:
-    from inferlab.bench.benchmark import Floor
+    from inferlab.physics.floor import Floor
     from inferlab.specs.cost import ModelCost
     from inferlab.specs.hardware import STATED, with_overrides
 

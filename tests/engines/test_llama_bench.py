@@ -125,13 +125,16 @@ def test_run_passes_the_sweep_settings_and_reads_both_tools(tmp_path: Path) -> N
     _replay(tmp_path)
     eb = run_engine_bench(_cfg(tmp_path))
     bb_args = (tmp_path / "bb.args").read_text().split()
-    assert bb_args[bb_args.index("-c") + 1] == str(4 * 128)  # slots x per-slot, as the server
+    # slots x per-slot, as the server, or more where the longer prompt (4 x 32) needs it
+    assert bb_args[bb_args.index("-c") + 1] == str(4 * (128 + 32))
+    assert bb_args[bb_args.index("-npp") + 1] == "32,128"  # the context growth: two prompts
     assert bb_args[bb_args.index("-npl") + 1] == "1,2,4,1,2,4"  # two passes
     assert bb_args[bb_args.index("-t") + 1] == "1"
     assert bb_args[bb_args.index("--output-format") + 1] == "jsonl"
     lb_args = (tmp_path / "lb.args").read_text().split()
     assert lb_args[lb_args.index("-o") + 1] == "jsonl" and lb_args[lb_args.index("-r") + 1] == "2"
     assert [s.batch for s in eb.steps] == [1, 2, 4]
+    assert eb.context_steps == ()  # the captured output has no 128-token rows: left out
     assert eb.prefill.test == "pp32" and eb.decode.test == "tg32"
     # noise: the larger of 2 stddev of the repeats and the tools' batch-1 disagreement
     lone = eb.decode.per_token_s
@@ -268,3 +271,20 @@ def test_cli_bad_input_exit_2(run_cli: RunCli, tmp_path: Path) -> None:
     bad.write_text(json.dumps({"kind": "something else"}))
     with pytest.raises(EngineBenchError, match="not an engine-bench result"):
         load_engine_bench(bad)
+
+
+def test_the_batches_after_a_longer_prompt_are_kept_as_the_context_growth(
+    tmp_path: Path,
+) -> None:
+    rows = [json.loads(line) for line in BB_QUICK.read_text().splitlines() if line.strip()]
+    longer = [r | {"pp": 128, "t_tg": r["t_tg"] * 1.25, "t_pp": r["t_pp"] * 4} for r in rows]
+    bb = tmp_path / "bb.jsonl"
+    bb.write_text("\n".join(json.dumps(r) for r in rows + longer) + "\n")
+    _replay(tmp_path, bb=bb)
+    eb = run_engine_bench(_cfg(tmp_path))
+    assert [s.batch for s in eb.steps] == [1, 2, 4] and eb.context_prompts == (32, 128)
+    assert [s.prompt_tokens for s in eb.context_steps] == [128, 128, 128]
+    for short, long in zip(eb.steps, eb.context_steps, strict=True):
+        assert long.step_time_s == pytest.approx(1.25 * short.step_time_s)
+    back = type(eb).from_json(json.loads(json.dumps(eb.to_json())))
+    assert back.context_steps == eb.context_steps

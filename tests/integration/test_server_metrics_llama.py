@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.bench.benchmark import BenchConfig, Floor, run_benchmark
+from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer
+from inferlab.physics.floor import Floor
 from inferlab.servermetrics.sampler import read_samples
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import STATED, with_overrides

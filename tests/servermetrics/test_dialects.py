@@ -163,3 +163,13 @@ def test_a_sample_without_histograms_keeps_every_other_field(dialect: str, name:
     }
     if dialect != "llamacpp":  # llama.cpp publishes no latency histograms at all
         assert any(full[k] is not None for k in hist)
+
+
+def test_one_record_per_dialect_in_the_registry() -> None:
+    from inferlab.servermetrics.dialects import DIALECTS, REGISTRY, SPECS
+    from inferlab.vocab import DIALECT_NAMES
+
+    assert DIALECTS == DIALECT_NAMES == tuple(d.name for d in SPECS)
+    for name, spec in REGISTRY.items():
+        assert spec.name == name and spec.needs and callable(spec.mapper)
+        assert all(n.startswith(spec.prefix) for n in spec.needs + spec.histograms)

@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from inferlab.address import metrics_url
 from inferlab.servermetrics.dialects import MetricsError, MetricsUnparsable
 from inferlab.servermetrics.scrape import (
     MetricsDisabled,
@@ -16,7 +17,6 @@ from inferlab.servermetrics.scrape import (
     MetricsTimeout,
     MetricsUnreachable,
     fetch_snapshot,
-    metrics_url,
     scrape_once,
 )
 from inferlab.servermetrics.snapshot import Snapshot

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from inferlab.physics.floor import Floor
 from inferlab.servermetrics.snapshot import Histogram, Snapshot
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import STATED, with_overrides
-from inferlab.watch.derive import Physics
 
 WEIGHT_BYTES = 2e9  # bf16: 1e9 parameters
 KV_PER_TOKEN = 1e5
@@ -13,9 +13,9 @@ BANDWIDTH = 100e9
 FLOPS = 50e12
 
 
-def physics(context: int | None = None) -> Physics:
+def physics(context: int | None = None) -> Floor:
     cost = ModelCost.stated(WEIGHT_BYTES, KV_PER_TOKEN)
-    return Physics(cost, with_overrides(STATED, BANDWIDTH, FLOPS), context)
+    return Floor(cost, with_overrides(STATED, BANDWIDTH, FLOPS), context_tokens=context)
 
 
 def itl_hist(n: float, step_s: float) -> Histogram:

@@ -34,7 +34,9 @@ def _one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle
 def test_unreachable_url(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
     rec = tmp_path / "r.jsonl"
-    _one_line_exit_2(capsys, ["watch", "--url", url, *STATED, "--record", str(rec)], "cannot reach")
+    # --start-timeout 0: no wait for a server that is not up (test_waiting.py has the wait)
+    _one_line_exit_2(capsys, ["watch", "--url", url, *STATED, "--record", str(rec),
+                              "--start-timeout", "0"], "cannot reach")  # fmt: skip
     assert not rec.exists()  # nothing opened before the first scrape answered
 
 

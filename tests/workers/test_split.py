@@ -9,7 +9,7 @@ from inferlab.bench.workload import Prompt
 
 
 def _prompts(n: int) -> list[Prompt]:
-    return [Prompt(f"prompt {i}", 8) for i in range(n)]
+    return [Prompt(f"prompt {i}", 8, index=i) for i in range(n)]
 
 
 @pytest.mark.parametrize(("total", "parts"), [(1024, 4), (10, 4), (3, 8), (0, 2), (7, 1)])
@@ -22,8 +22,10 @@ def test_counts_add_up_and_differ_by_at_most_one(total: int, parts: int) -> None
 def test_concurrency_1024_over_4_workers_is_256_each() -> None:
     shares = split_level("concurrency", 1024, "c=1024", _prompts(2048 + 1024), 1024, 100, 4)
     assert [s.value for s in shares] == [256] * 4
-    assert [s.warmup for s in shares] == [256] * 4
-    ids = [s.first_id + i for s in shares for i in range(len(s.prompts))]
+    warm = [sum(p.index < s.warmup for p in s.prompts) for s in shares]
+    assert warm == [256] * 4  # each worker's first 256 prompts are its warm-up
+    assert all(p.index < s.warmup for s in shares for p in s.prompts[:256])
+    ids = sorted(s.first_id + p.index for s in shares for p in s.prompts)
     assert ids == list(range(100, 100 + 3072))  # unique, contiguous, none lost
     assert {s.level_label for s in shares} == {"c=1024"}
 
@@ -38,5 +40,14 @@ def test_rate_is_divided_evenly_and_ids_stay_unique() -> None:
     assert len(shares) == 16
     assert sum(s.value for s in shares) == pytest.approx(200.0)
     assert sum(len(s.prompts) for s in shares) == 101
-    seen = [s.first_id + i for s in shares for i in range(len(s.prompts))]
-    assert len(set(seen)) == 101
+    seen = [s.first_id + p.index for s in shares for p in s.prompts]
+    assert sorted(seen) == list(range(101))
+
+
+def test_a_conversation_stays_on_one_worker() -> None:
+    prompts = [Prompt(f"p{i}", 4, index=i, conversation_id=i // 3, turn=i % 3) for i in range(12)]
+    shares = split_level("concurrency", 4, "c=4", prompts, 0, 0, 2)
+    for s in shares:
+        convs = [p.conversation_id for p in s.prompts]
+        assert convs == sorted(convs) and all(convs.count(c) == 3 for c in set(convs))
+    assert sorted(p.index for s in shares for p in s.prompts) == list(range(12))

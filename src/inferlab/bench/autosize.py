@@ -45,7 +45,7 @@ def expected_tokens_per_s(levels: Sequence[Any], output_tokens: int, floor: Any 
     """The heaviest level's token rate: the floor's aggregate at that batch, or 100 tok/s/stream."""
     best = 0.0
     for lv in levels:
-        if lv.kind == "rate":
+        if lv.kind != "concurrency":  # rate and trace levels: their offered rate
             best = max(best, lv.value * output_tokens)
             continue
         streams = int(lv.value)

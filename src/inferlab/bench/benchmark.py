@@ -28,21 +28,29 @@ from inferlab.bench.fleet import (
     worker_levels,
 )
 from inferlab.bench.lag import lag_p99_s
+from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
+from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
-from inferlab.bench.workload import make_prompts
+from inferlab.bench.slo_level import record_probe, search_levels
+from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.engine_result import EngineBench
+from inferlab.errors import InferlabError
 from inferlab.jsonio import write_json
+from inferlab.load.flags import MAX_TOKENS
+from inferlab.load.spec import Requests
+from inferlab.load.workload import Workload
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
 from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
+from inferlab.physics.floor import Floor
 from inferlab.records import RecordWriter
-from inferlab.specs.cost import ModelCost
-from inferlab.specs.hardware import HardwareSpec
+from inferlab.slo.grammar import Slo
+from inferlab.slo.search import MaxLoadSearch
 from inferlab.summary import (
     SCHEMA_VERSION,
     ClientStats,
@@ -51,15 +59,8 @@ from inferlab.summary import (
     RunSummary,
     RunWarning,
     ServerBlock,
-    Workload,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Floor:
-    cost: ModelCost
-    hardware: HardwareSpec
-    devices: int = 1  # tensor-parallel devices in `hardware` (engines count bytes per GPU)
+from inferlab.summary import Workload as WorkloadBlock
 
 
 @dataclass(slots=True)
@@ -90,6 +91,17 @@ class BenchConfig:
     metrics_url: str | None = None  # default: <server root>/metrics
     workers: WorkerOptions = field(default_factory=WorkerOptions)  # in-process by default
     engine: EngineBench | None = None  # engine alone (engine-bench): per-level floor/engine/served
+    slo: Slo | None = None  # --slo: an `slo` block per level (bench/slo_level.py)
+    search: MaxLoadSearch | None = None  # --find-max-load: it picks the levels instead
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # a longer SSE event fails its request
+    floor_note: str | None = None  # how bench found the floor itself, or which flag gives MBU
+    # The load (load/): lengths, arrivals, traces, prefixes. None: fixed lengths from the
+    # fields above (prompt_tokens, output_tokens, requests_per_level, warmup, seed, levels).
+    load: Workload | None = None
+
+    @property
+    def workload(self) -> Workload:
+        return self.load if self.load is not None else fixed_workload(self)
 
 
 @dataclass(slots=True)
@@ -98,6 +110,20 @@ class BenchResult:
     runs: list[LevelRun]
     summary_path: Path
     records_path: Path
+
+
+def fixed_workload(cfg: BenchConfig) -> Workload:
+    """The load of a config stated with fixed lengths (the demo, engine-bench, tests)."""
+    from inferlab.load.lengths import LengthDist
+
+    return Workload(
+        LengthDist.parse(str(cfg.prompt_tokens), "--prompt-tokens", MAX_TOKENS),
+        LengthDist.parse(str(cfg.output_tokens), "--output-tokens", MAX_TOKENS),
+        tuple(cfg.levels),
+        requests_per_level=cfg.requests_per_level,
+        seed=cfg.seed,
+        warmup=cfg.warmup,
+    )
 
 
 def floor_block(floor: Floor | None) -> FloorBlock | None:
@@ -128,10 +154,11 @@ def _client_stats(run: LevelRun) -> ClientStats:
 
 
 def _level_block(
-    cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None
+    cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None, t0_ns: int = 0
 ) -> tuple[LevelSummary, list[RunWarning]]:
     lv = run.level
-    s = summarize_level(lv.label, lv.kind, lv.value, run.records, cfg.stall_factor)
+    s = summarize_level(lv.label, lv.summary_kind, lv.value, run.records, cfg.stall_factor)
+    s, load_warns = load_block(s, run.records, cfg.workload.shares_prefix, run.implied_hit_ratio)
     client = fleet_client_stats(run) if run.workers else _client_stats(run)
     s = dataclasses.replace(s, client=client, interrupted=run.interrupted)
     if run.workers and offsets:
@@ -142,15 +169,22 @@ def _level_block(
         comparison = compare_level(s, fl.cost, fl.hardware, cfg.prompt_tokens, cfg.output_tokens)
         s = dataclasses.replace(s, comparison=comparison)
         ceiling = decode_point(fl.cost, fl.hardware, 1, cfg.prompt_tokens).tokens_per_s_per_user
-    expected_prompt = cfg.prompt_tokens + int(cfg.extra.get("prompt_template_tokens", 0))
-    warns = check_level(s, run.records, expected_prompt, ceiling, client, cfg.lag_threshold_s)
+    template = int(cfg.extra.get("prompt_template_tokens", 0))
+    warns = check_level(s, run.records, template, ceiling, client, cfg.lag_threshold_s, True)
+    warns = allow_prefix_hits(warns, cfg.workload.shares_prefix) + load_warns
     if run.server_samples is not None:  # the server's own books (servermetrics/)
         from inferlab.metrics.server_checks import attach_server
 
         target = int(lv.value) if lv.kind == "concurrency" else None
         workload = (cfg.prompt_tokens, cfg.output_tokens)
         s, more = attach_server(s, run.server_samples, target, cfg.floor, workload)
-        warns += more
+        warns += allow_prefix_hits(more, cfg.workload.shares_prefix)
+        s = counters_hit_ratio(s, cfg.workload.shares_prefix)
+    from inferlab.bench.slo_level import judge_saturation, judge_slo, reasoning_blocks
+
+    sat = judge_saturation(lv, run.records, run.server_samples, t0_ns * 1e-9)
+    s = dataclasses.replace(s, slo=judge_slo(cfg.slo, run.records), saturation=sat)
+    s = reasoning_blocks(s, run.records)
     return s, warns
 
 
@@ -171,8 +205,8 @@ class RunState:
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
 
 
-def _workload(cfg: BenchConfig) -> Workload:
-    return Workload(
+def _workload(cfg: BenchConfig) -> WorkloadBlock:
+    return WorkloadBlock(
         prompt_tokens=cfg.prompt_tokens,
         output_tokens=cfg.output_tokens,
         requests_per_level=cfg.requests_per_level,
@@ -183,6 +217,7 @@ def _workload(cfg: BenchConfig) -> Workload:
             "stall_factor": cfg.stall_factor,
             "seed": cfg.seed,
             "request_timeout_s": request_timeout_s(cfg),
+            "load": cfg.workload.to_json(),
         },
     )
 
@@ -191,7 +226,7 @@ def build_summary(state: RunState) -> RunSummary:
     cfg, info = state.cfg, state.info
     levels, warns = [], list(state.warnings)
     for run in state.runs:
-        s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None)
+        s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None, state.t0_ns)
         levels.append(s)
         warns.extend(w)
     summary = RunSummary(
@@ -217,6 +252,7 @@ def build_summary(state: RunState) -> RunSummary:
         extra=cfg.extra,
         levels=tuple(levels),
         warnings=tuple(warns),
+        max_load=cfg.search.result() if cfg.search is not None else None,
     )
     return summary if cfg.engine is None else apply_engine_baseline(summary, cfg.engine)
 
@@ -224,7 +260,7 @@ def build_summary(state: RunState) -> RunSummary:
 def request_timeout_s(cfg: BenchConfig) -> float:
     if cfg.request_timeout_s is not None:
         return cfg.request_timeout_s
-    return default_request_timeout_s(cfg.prompt_tokens, cfg.output_tokens)
+    return default_request_timeout_s(*cfg.workload.longest_tokens())
 
 
 def _clock_block(state: RunState) -> dict[str, Any]:
@@ -248,9 +284,9 @@ async def _start_sampler(state: RunState, root_url: str) -> None:
     cfg = state.cfg
     if not cfg.scrape:
         return
+    from inferlab.address import metrics_url
     from inferlab.metrics.server_checks import metrics_unavailable
     from inferlab.servermetrics.sampler import start_sampler
-    from inferlab.servermetrics.scrape import metrics_url
 
     url = metrics_url(cfg.metrics_url or root_url)
     state.sampler, why = await start_sampler(url, cfg.out_dir / "server_metrics.jsonl")
@@ -270,12 +306,6 @@ def write_summary(path: Path, summary: RunSummary) -> None:
     write_json(path, summary)  # atomic: a crash never leaves half a summary
 
 
-def _warmup(cfg: BenchConfig, level: Level) -> int:
-    if cfg.warmup is not None:
-        return cfg.warmup
-    return 2 if level.kind == "rate" else max(1, int(level.value))
-
-
 _NO_TOKENIZER = (
     "the server has no /tokenize: prompt lengths are checked only against usage.prompt_tokens"
 )
@@ -284,26 +314,78 @@ _NO_TOKENIZER = (
 async def _run_one_level(
     ctx: LevelContext, state: RunState, level: Level, next_id: int, hooks: Hooks
 ) -> int:
-    """Prompts, then the level; returns how many requests it sent."""
+    """Prompts from the level's request specs, then the level; returns how many it sent."""
     cfg = state.cfg
-    warm = _warmup(cfg, level)
-    n = warm + cfg.requests_per_level
-    seeds = [cfg.seed * 1_000_003 + next_id + i for i in range(n)]
-    prompts = await make_prompts(ctx.session, ctx.root_url, state.model, cfg.prompt_tokens, seeds)
-    if not any(p.tokens is not None for p in prompts) and not state.warnings:
+    w = cfg.workload
+    reqs, warm = w.requests(level), w.warmup_requests(level)
+    target = Target(ctx.session, ctx.root_url, state.model)
+    prompts = await make_level_prompts(target, level, warm, reqs, cfg.seed * 1_000_003 + next_id)
+    said = any(w.code == "no_tokenizer" for w in state.warnings)
+    if not any(p.tokens is not None for p in prompts) and not said:
         state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
+    n = len(prompts)
     hooks.level_start(level, n)
-    run = LevelRun(level)
+    run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio)
     state.runs.append(run)
     if state.sampler is not None:
         await asyncio.to_thread(state.sampler.begin, level.label)
     if state.fleet is not None:
-        await state.fleet.run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+        await state.fleet.run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
     else:
-        await run_level(ctx, run, prompts, warm, next_id, hooks.request_done)
+        await run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
     if state.sampler is not None:
         run.server_samples = await asyncio.to_thread(state.sampler.end)
+    record_probe(cfg.search, cfg.slo, level.value, run.records)  # --find-max-load: next level
     return n
+
+
+async def preflight(
+    session: aiohttp.ClientSession, cfg: BenchConfig, info: ServerInfo, endpoint: Endpoint
+) -> None:
+    """Before anything is written: the chat API for --turns, every request within the
+    server's context (where it states it)."""
+    from inferlab.bench.server_limits import check_chat, context_tokens
+
+    w = cfg.workload
+    if w.conversation is not None:
+        await check_chat(session, endpoint)
+    found = await context_tokens(session, info, endpoint.model)
+    if found is None:
+        return
+    n_ctx, source = found
+    if w.trace is not None:
+        from inferlab.load.traces import check_context
+
+        check_context(w.trace.trace, n_ctx, source)
+        return
+    for level in w.levels:
+        check_context_fits(w.requests(level), n_ctx, level.label, source)
+
+
+def check_context_fits(reqs: Requests, n_ctx: int, label: str, source: str) -> None:
+    """Refuse a level whose longest request does not fit the server's context."""
+    longest = reqs.prompt_tokens + reqs.output_tokens
+    if len(longest) and int(longest.max()) > n_ctx:
+        i = int(longest.argmax())
+        raise InferlabError(
+            f"level {label}: request {i} needs {int(longest[i])} tokens "
+            f"({int(reqs.prompt_tokens[i])} prompt + {int(reqs.output_tokens[i])} output), "
+            f"beyond {source} of {n_ctx}; shorten --prompt-tokens / --output-tokens"
+        )
+
+
+def _endpoint(cfg: BenchConfig, info: ServerInfo, model: str) -> Endpoint:
+    return Endpoint(
+        info.base_url,
+        model,
+        "chat" if cfg.workload.conversation is not None else cfg.api,  # turns: the chat API
+        cfg.api_key,
+        cfg.force_length,
+        info.kind,
+        request_timeout_s(cfg),
+        max_event_bytes=cfg.max_event_bytes,
+        cache_prompt=cfg.workload.shares_prefix,  # the prefix cache only where prompts share
+    )
 
 
 async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResult:
@@ -312,6 +394,9 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
+    if cfg.floor_note:
+        code = "floor_stated" if cfg.floor is not None else "no_floor"
+        state.warnings.append(warning(code, "run", "info", cfg.floor_note))
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
     limit = cfg.max_connections or max(top, 64) + 8
     async with aiohttp.ClientSession(
@@ -320,15 +405,8 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
-        endpoint = Endpoint(
-            info.base_url,
-            state.model,
-            cfg.api,
-            cfg.api_key,
-            cfg.force_length,
-            info.kind,
-            request_timeout_s(cfg),
-        )
+        endpoint = _endpoint(cfg, info, state.model)
+        await preflight(session, cfg, info, endpoint)
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
         ctx = LevelContext(
@@ -347,7 +425,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         try:
             if cfg.workers.enabled:
                 state.fleet = await Fleet.open(cfg.workers)
-            for level in cfg.levels:
+            for level in search_levels(cfg.levels, cfg.search):  # --find-max-load picks them
                 next_id += await _run_one_level(ctx, state, level, next_id, hooks)
                 summary = build_summary(state)
                 write_summary(summary_path, summary)

@@ -18,13 +18,15 @@ import asyncio
 import functools
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
-from inferlab.bench.sse import SSEParser
+from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES, EventTooLong, SSEParser
+from inferlab.httpbody import MAX_ERROR_BYTES, BodyTooLarge, read_bounded
 from inferlab.records import RequestRecord
 
 OVER_MAX_MARGIN = 16  # tokens tolerated beyond max_tokens before the stream is cut
@@ -32,6 +34,7 @@ DEFAULT_TIMEOUT_BASE_S = 60.0
 DEFAULT_READ_TIMEOUT_S = 300.0
 OUTPUT_OVER_MAX = "output_over_max"
 REQUEST_TIMEOUT = "request_timeout"
+MALFORMED_STREAM = "malformed_stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,11 @@ class Endpoint:
     request_timeout_s: float = DEFAULT_TIMEOUT_BASE_S
     # A request that receives nothing (no headers, no event) for this long is cut.
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
+    # An SSE event longer than this ends the request as malformed_stream (--max-event-bytes).
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    # llama.cpp's prefix cache: off for unique prompts (the floor comparison), on for a
+    # workload that shares prompt text on purpose (prefix groups, trace hash blocks).
+    cache_prompt: bool = False
 
     @property
     def url(self) -> str:
@@ -55,7 +63,9 @@ class Endpoint:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def body(self, prompt: str, max_tokens: int) -> dict[str, Any]:
+    def body(
+        self, prompt: str, max_tokens: int, history: Sequence[dict[str, str]] = ()
+    ) -> dict[str, Any]:
         b: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens,
@@ -64,14 +74,14 @@ class Endpoint:
             "temperature": 0.0,
         }
         if self.api == "chat":
-            b["messages"] = [{"role": "user", "content": prompt}]
+            b["messages"] = [*history, {"role": "user", "content": prompt}]
         else:
             b["prompt"] = prompt
         if self.force_length:
             b["ignore_eos"] = True  # vLLM, SGLang, llama.cpp
             b["min_tokens"] = max_tokens  # vLLM
         if self.server_kind == "llamacpp":
-            b["cache_prompt"] = False  # never reuse a slot's cached prefix
+            b["cache_prompt"] = self.cache_prompt  # reuse a slot's cached prefix only if shared
         return b
 
 
@@ -125,10 +135,11 @@ def make_connector(limit: int) -> aiohttp.TCPConnector:
 
 
 class _Stream:
-    """Folds parsed SSE payloads into a record."""
+    """Folds parsed SSE payloads into a record (and the text into `reply`, when asked)."""
 
-    def __init__(self, rec: RequestRecord) -> None:
+    def __init__(self, rec: RequestRecord, reply: list[str] | None = None) -> None:
         self.rec = rec
+        self.reply = reply
         self.done = False
         self._usage_tokens = 0
         self.streamed = 0  # sum(rec.event_tokens), kept as it grows: checked on every chunk
@@ -152,22 +163,36 @@ class _Stream:
             rec.error = f"server error mid-stream: {msg}"
             return
         usage = obj.get("usage") or None
-        content = False
+        timings = obj.get("timings")  # llama.cpp, final chunk: cache_n prompt tokens reused
+        if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
+            rec.cached_prompt_tokens_server = timings["cache_n"]
+        content = reasoning = False
         for choice in obj.get("choices") or []:
             text = choice.get("text")
             if text is None:
-                text = (choice.get("delta") or {}).get("content")
+                delta = choice.get("delta") or {}
+                text = delta.get("content")
+                # reasoning models: a generated token too (TTFT counts it), not the answer
+                reasoning = reasoning or bool(
+                    delta.get("reasoning_content") or delta.get("reasoning")
+                )
             if text:
                 content = True
+                if self.reply is not None:
+                    self.reply.append(text)
             if choice.get("finish_reason"):
                 rec.finish_reason = choice["finish_reason"]
-        if content:
+        if content or reasoning:
             k = 1
             if usage and isinstance(usage.get("completion_tokens"), int):
                 k = max(1, usage["completion_tokens"] - self._usage_tokens)
             rec.event_ns.append(t_ns)
             rec.event_tokens.append(k)
             self.streamed += k
+            if not content:
+                rec.reasoning_tokens += k
+            elif rec.first_answer_ns is None:
+                rec.first_answer_ns = t_ns  # TTFO: the first token of the answer
         if usage:
             if isinstance(usage.get("completion_tokens"), int):
                 self._usage_tokens = usage["completion_tokens"]
@@ -180,11 +205,12 @@ class _Stream:
 
 
 async def _read_stream(
-    resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, watch: _StallWatch
+    resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, watch: _StallWatch, max_event_bytes: int
 ) -> None:
-    """Fold the SSE body into the record; cut a stream that runs past max_tokens + margin."""
+    """Fold the SSE body into the record; cut a stream that runs past max_tokens + margin,
+    or one whose event grows past max_event_bytes (its memory stays bounded)."""
     rec = st.rec
-    parser = SSEParser()
+    parser = SSEParser(max_event_bytes)
     proto = resp.connection.protocol if resp.connection else None
     stamping = proto if isinstance(proto, _StampingHandler) else None
     limit = over_max_limit(rec.max_tokens)
@@ -192,7 +218,14 @@ async def _read_stream(
     async for chunk in resp.content.iter_any():
         rx_ns = (stamping.last_rx_ns if stamping else 0) or clock()
         watch.last_ns = rx_ns
-        for data in parser.feed(chunk):
+        try:
+            events = parser.feed(chunk)
+        except EventTooLong as e:
+            # Leaving the response closes its connection: the endless line ends here.
+            rec.error = f"{MALFORMED_STREAM}: {e}; the stream was cut"
+            rec.malformed_events += parser.malformed_lines
+            return
+        for data in events:
             st.handle(data, rx_ns - t0_ns)
         if st.streamed > limit:
             # Leaving the response closes its connection: the endless stream ends here.
@@ -247,10 +280,15 @@ class _StallWatch:
 
 
 async def _attempt(
-    session: aiohttp.ClientSession, endpoint: Endpoint, rec: RequestRecord, body: Any, t0_ns: int
+    session: aiohttp.ClientSession,
+    endpoint: Endpoint,
+    rec: RequestRecord,
+    body: Any,
+    t0_ns: int,
+    reply: list[str] | None = None,
 ) -> None:
     """One try: send, check the status, read the stream into `rec` (raises on trouble)."""
-    st = _Stream(rec)
+    st = _Stream(rec, reply)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
     with _StallWatch(endpoint.read_timeout_s) as watch:
         async with session.post(
@@ -258,10 +296,18 @@ async def _attempt(
         ) as resp:
             rec.http_status = resp.status
             if resp.status != 200:
-                text = (await resp.text())[:300]
-                rec.error = f"HTTP {resp.status}: {text.strip()}"
+                rec.error = f"HTTP {resp.status}: {await _error_text(resp)}"
                 return
-            await _read_stream(resp, st, t0_ns, watch)
+            await _read_stream(resp, st, t0_ns, watch, endpoint.max_event_bytes)
+
+
+async def _error_text(resp: aiohttp.ClientResponse) -> str:
+    """The start of an error body, read up to MAX_ERROR_BYTES."""
+    try:
+        raw = await read_bounded(resp, MAX_ERROR_BYTES)
+    except BodyTooLarge as e:
+        return str(e)
+    return raw.decode("utf-8", "replace")[:300].strip()
 
 
 async def stream_request(
@@ -270,21 +316,27 @@ async def stream_request(
     rec: RequestRecord,
     prompt: str,
     t0_ns: int,
+    history: Sequence[dict[str, str]] = (),
+    reply: list[str] | None = None,
 ) -> RequestRecord:
     """Send one request and fill `rec`; never raises for server or network trouble.
+
+    `history`: a conversation's earlier messages (chat API); `reply` collects the text.
 
     The whole request (connect, headers, every event) must finish within the
     endpoint's request_timeout_s, the stream within max_tokens + a margin, and no
     silence may last read_timeout_s.
     """
     clock = time.perf_counter_ns
-    body = endpoint.body(prompt, rec.max_tokens)
+    body = endpoint.body(prompt, rec.max_tokens, history)
     for attempt in range(_ATTEMPTS):
         rec.send_ns = clock() - t0_ns
         deadline = asyncio.timeout(endpoint.request_timeout_s)
         try:
             async with deadline:
-                await _attempt(session, endpoint, rec, body, t0_ns)
+                if reply is not None:
+                    reply.clear()  # a retried attempt starts its reply again
+                await _attempt(session, endpoint, rec, body, t0_ns, reply)
             break
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
             # A stale pooled keep-alive connection the server had closed shows up as a

@@ -1,8 +1,8 @@
 """The driver's side of a multi-worker level: split, start together, merge exactly.
 
 A level is split across workers (c=1024 over 4 workers = 256 streams each;
-a rate r becomes N independent Poisson processes at r/N, whose superposition
-is a Poisson process at r), all starting at one shared instant. Every raw
+an open loop's schedule is dealt round-robin, each worker sending its requests
+at their scheduled instants), all starting at one shared instant. Every raw
 record comes back to the driver, which writes it to the one records.jsonl as it
 arrives; summaries are computed from the merged raw records, so percentiles are
 exact, never merged histograms. A worker that dies costs only the requests it
@@ -23,6 +23,7 @@ from inferlab.bench.pool import Pool, WorkerLost
 from inferlab.bench.worker import Share, WorkerJob, WorkerStats
 from inferlab.bench.workload import Prompt
 from inferlab.records import RequestRecord
+from inferlab.vocab import LevelKind
 
 START_DELAY_NS = 300_000_000  # time for every worker to receive its job before the shared start
 DRAIN_AFTER_CANCEL_S = 10.0
@@ -59,7 +60,7 @@ def split_counts(total: int, parts: int) -> list[int]:
 
 
 def split_level(
-    kind: str,
+    kind: LevelKind,
     value: float,
     label: str,
     prompts: list[Prompt],
@@ -67,18 +68,33 @@ def split_level(
     first_id: int,
     workers: int,
 ) -> list[Share]:
-    """This level's shares: streams (or rate) and requests divided among the workers."""
-    n = min(workers, int(value)) if kind == "concurrency" else workers
+    """This level's shares: streams (or rate) and requests divided among the workers.
+
+    Prompts are dealt round-robin (a conversation's turns as one): each worker's warm-up
+    comes first in its share, and
+    in an open loop each worker sends 1/N of the schedule at the same instants. Prompts
+    keep their index in the level (their request id and warm-up mark).
+    """
+    open_loop = kind != "concurrency"
+    n = workers if open_loop else min(workers, int(value))
     n = max(1, n)
-    values = split_counts(int(value), n) if kind == "concurrency" else [value / n] * n
-    requests = split_counts(len(prompts), n)
-    warms = split_counts(warmup, n)
-    shares, start = [], 0
-    for i in range(n):
-        chunk = tuple(prompts[start : start + requests[i]])
-        shares.append(Share(i, label, kind, values[i], first_id + start, chunk, warms[i]))
-        start += requests[i]
-    return shares
+    values = [value / n] * n if open_loop else split_counts(int(value), n)
+    chunks: list[list[Prompt]] = [[] for _ in range(n)]
+    for k, chain in enumerate(_chains(prompts)):  # a conversation stays on one worker
+        chunks[k % n].extend(chain)
+    return [Share(i, label, kind, values[i], first_id, tuple(chunks[i]), warmup) for i in range(n)]
+
+
+def _chains(prompts: list[Prompt]) -> list[list[Prompt]]:
+    """Consecutive turns of one conversation together; every other prompt alone."""
+    out: list[list[Prompt]] = []
+    for p in prompts:
+        same = out and p.turn > 0 and p.conversation_id is not None
+        if same and out[-1][-1].conversation_id == p.conversation_id:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
 
 
 def clock_offsets(pool: Pool) -> list[ClockOffset]:
@@ -101,14 +117,14 @@ class _Tracker:
 def _lost_record(
     share: Share, request_id: int, max_tokens: int, prompt_tokens: int, why: str
 ) -> RequestRecord:
-    i = request_id - share.first_id
+    p = next(p for p in share.prompts if share.first_id + p.index == request_id)
     return RequestRecord(
         request_id=request_id,
         level=share.level_label,
-        phase="warmup" if i < share.warmup else "measure",
-        prompt_tokens_target=prompt_tokens,
-        max_tokens=max_tokens,
-        prompt_sha1=share.prompts[i].sha1,
+        phase="warmup" if p.index < share.warmup else "measure",
+        prompt_tokens_target=p.target_tokens or prompt_tokens,
+        max_tokens=p.max_tokens or max_tokens,
+        prompt_sha1=p.sha1,
         error=f"worker_lost: worker {share.worker}: {why}",
         worker=share.worker,
     )

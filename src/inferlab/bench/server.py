@@ -7,7 +7,9 @@ from typing import Any
 
 import aiohttp
 
+from inferlab.address import root_of
 from inferlab.errors import ServerError
+from inferlab.httpbody import MAX_JSON_BYTES, read_bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,18 +21,13 @@ class ServerInfo:
     models_answer: dict[str, Any]
 
 
-def root_of(base_url: str) -> str:
-    u = base_url.rstrip("/")
-    return u[: -len("/v1")] if u.endswith("/v1") else u
-
-
 async def probe_server(
     session: aiohttp.ClientSession, base_url: str, headers: dict[str, str]
 ) -> ServerInfo:
     url = f"{base_url.rstrip('/')}/models"
     try:
         async with session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=15)) as r:
-            text = await r.text()
+            text = (await read_bounded(r, MAX_JSON_BYTES)).decode("utf-8", "replace")
             status = r.status
     except (TimeoutError, aiohttp.ClientError, OSError) as e:
         raise ServerError(

@@ -27,6 +27,7 @@ from typing import Any
 
 from inferlab.bench.client import Endpoint
 from inferlab.bench.workload import Prompt
+from inferlab.vocab import LevelKind
 
 BATCH_EVERY_S = 0.05  # how often a worker ships what completed: ~20 messages/s at most
 HEARTBEAT_S = 1.0  # an empty batch at least this often: the driver knows the worker lives
@@ -39,11 +40,11 @@ class Share:
 
     worker: int
     level_label: str  # the whole level's label, e.g. "c=1024"
-    kind: str  # "concurrency" or "rate"
-    value: float  # this worker's streams, or its own arrival rate (rate / N)
-    first_id: int  # request ids first_id .. first_id + len(prompts) - 1: unique across workers
+    kind: LevelKind
+    value: float  # this worker's streams, or its share of the arrival rate (rate / N)
+    first_id: int  # the level's first request id: a prompt's id is first_id + its index
     prompts: tuple[Prompt, ...]
-    warmup: int  # the first `warmup` of this share's requests are warm-up
+    warmup: int  # prompts whose index is below this are warm-up (the level's count)
 
 
 @dataclass(frozen=True, slots=True)

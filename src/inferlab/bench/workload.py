@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import random
 from dataclasses import dataclass
 
 import aiohttp
+
+from inferlab.httpbody import read_bounded, tokenize_limit_bytes
 
 # Common English words, each one or two BPE tokens with a leading space.
 _TEXT = """
@@ -38,8 +41,18 @@ _WORDS = _TEXT.split()
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
+    """One request ready to send: its text, and what its spec (load/) asked of it."""
+
     text: str
     tokens: int | None  # counted by the server's /tokenize; None when it has none
+    index: int = 0  # its place in the level (warm-up first): request id = level's first + index
+    target_tokens: int = 0  # the spec's prompt length
+    max_tokens: int = 0  # the spec's forced output length (0: the run's default)
+    at_s: float | None = None  # open loop: send this long after the level's start
+    prefix_group: int | None = None
+    conversation_id: int | None = None
+    turn: int = 0
+    think_s: float = 0.0  # a conversation's later turn: sent this long after the last reply
 
     @property
     def sha1(self) -> str:
@@ -64,7 +77,7 @@ async def count_tokens(
         ) as r:
             if r.status != 200:
                 return None
-            d = await r.json(content_type=None)
+            d = json.loads(await read_bounded(r, tokenize_limit_bytes(text)))
     except (TimeoutError, aiohttp.ClientError, ValueError):
         return None
     if isinstance(d, dict):
@@ -75,19 +88,34 @@ async def count_tokens(
     return None
 
 
-async def make_prompt(
-    session: aiohttp.ClientSession, root_url: str, model: str, target: int, seed: int
-) -> Prompt:
-    """Words until /tokenize says `target` tokens; the first words differ per seed."""
-    rng = random.Random(seed)
-    # A unique opening: the seed's digits in base len(_WORDS), fastest-varying first.
+def _unique_head(seed: int) -> list[str]:
+    """A unique opening: the seed's digits in base len(_WORDS), fastest-varying first."""
     base = len(_WORDS)
-    head = [_WORDS[(seed // base**i) % base] for i in range(3)]
-    words = head + _words(rng, max(target - len(head), 0))
-    words = words[: max(target, 1)]
-    n = await count_tokens(session, root_url, model, " ".join(words))
+    return [_WORDS[(seed // base**i) % base] for i in range(3)]
+
+
+async def make_prompt(
+    session: aiohttp.ClientSession,
+    root_url: str,
+    model: str,
+    target: int,
+    seed: int,
+    shared: str = "",
+) -> Prompt:
+    """Words until /tokenize says `target` tokens; the first words differ per seed.
+
+    `shared` (text shared with other requests, e.g. a system prompt) opens the prompt
+    unchanged; only the unique rest after it is adjusted to make the count exact.
+    """
+    rng = random.Random(seed)
+    fixed = shared + " " if shared else ""
+    shared_n = len(shared.split())
+    head = _unique_head(seed)
+    words = head + _words(rng, max(target - shared_n - len(head), 0))
+    words = words[: max(target - shared_n, 1)]
+    n = await count_tokens(session, root_url, model, fixed + " ".join(words))
     if n is None:
-        return Prompt(" ".join(words), None)
+        return Prompt(fixed + " ".join(words), None)
     for _ in range(12):
         if n == target:
             break
@@ -95,10 +123,29 @@ async def make_prompt(
             words = words[: max(1, len(words) - max(1, (n - target) // 2))]
         else:
             words += _words(rng, max(1, (target - n) // 2))
-        n = await count_tokens(session, root_url, model, " ".join(words))
+        n = await count_tokens(session, root_url, model, fixed + " ".join(words))
         if n is None:
             break
-    return Prompt(" ".join(words), n)
+    return Prompt(fixed + " ".join(words), n)
+
+
+async def make_block(
+    session: aiohttp.ClientSession, root_url: str, model: str, tokens: int, key: int
+) -> str:
+    """The shared text of one block (a prefix group or a trace hash id): `tokens` tokens
+    where /tokenize answers, the same words for the same key wherever it is asked."""
+    rng = random.Random(f"block-{key}")
+    words = ["system", *(rng.choice(_WORDS) for _ in range(max(tokens - 1, 0)))][: max(tokens, 1)]
+    n = await count_tokens(session, root_url, model, " ".join(words))
+    for _ in range(12):
+        if n is None or n == tokens:
+            break
+        if n > tokens:
+            words = words[: max(1, len(words) - max(1, (n - tokens) // 2))]
+        else:
+            words += [rng.choice(_WORDS) for _ in range(max(1, (tokens - n) // 2))]
+        n = await count_tokens(session, root_url, model, " ".join(words))
+    return " ".join(words)
 
 
 async def make_prompts(

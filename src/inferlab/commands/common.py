@@ -115,6 +115,7 @@ def cost_from(
 ) -> ModelCost:
     """A model spec (preset, config.json, .gguf) with stated overrides, or stated numbers alone."""
     if model:
+        from inferlab.specs.parallel import check_tp_split
         from inferlab.specs.resolve import resolve_model
 
         spec = resolve_model(model)
@@ -124,29 +125,6 @@ def cost_from(
     if weight_bytes is None:
         raise SpecError("name a --model, or state --weight-bytes (e.g. --weight-bytes 16GB)")
     return ModelCost.stated(weight_bytes, kv_bytes_per_token or 0.0, params, weight_dtype)
-
-
-def check_tp_split(name: str, n_heads: int, n_kv_heads: int, tp: int) -> None:
-    """Tensor parallelism shards attention heads: refuse a --tp that cannot split them.
-
-    Query heads must divide evenly; KV heads must divide evenly, or (when there are
-    fewer KV heads than devices) each KV head is replicated on tp / n_kv_heads devices.
-    """
-    if tp <= 1 or n_heads <= 0:
-        return
-    n_kv_heads = n_kv_heads if n_kv_heads > 0 else n_heads
-    kv_ok = n_kv_heads % tp == 0 or tp % n_kv_heads == 0
-    if n_heads % tp == 0 and kv_ok:
-        return
-    fits = [
-        d
-        for d in range(1, min(n_heads, 4096) + 1)
-        if n_heads % d == 0 and (d % n_kv_heads == 0 or n_kv_heads % d == 0)
-    ]
-    raise SpecError(
-        f"--tp {tp}: {name}'s {n_heads} attention heads / {n_kv_heads} KV heads do not split "
-        f"evenly over {tp} devices; use one of {', '.join(map(str, fits))}"
-    )
 
 
 def hardware_from(

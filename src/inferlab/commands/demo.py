@@ -1,7 +1,8 @@
 """`inferlab demo`: the lesson of the decode phase on this machine, with real numbers.
 
 probe -> floor for the served GGUF on `this-machine` -> a real llama.cpp server
--> a concurrency sweep (short prompts, forced outputs) -> table, reading, report.
+-> a concurrency sweep (short prompts, forced outputs), then 30 s of real traffic
+(a slice of the Azure conversation trace, see demo_trace.py) -> table, reading, report.
 """
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from inferlab import signals
-from inferlab.bench.progress import ProgressHooks
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.commands.common import whole
+from inferlab.commands.demo_trace import (
+    add_trace_flags,
+    demo_trace,
+    read_trace_level,
+    trace_context_tokens,
+    trace_line,
+    with_trace_level,
+)
+from inferlab.console.progress import ProgressHooks
 from inferlab.errors import InferlabError
 from inferlab.runfolder import claim_run_folder
 
@@ -29,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--no-engine-bench", action="store_true", help="skip the engine-alone measurement"
     )
     add_bench_args(p)
+    add_trace_flags(p)
     p.set_defaults(run=run, requests_per_level=None, output_tokens=None)
 
 
@@ -61,10 +71,23 @@ class _WatchServer(ProgressHooks):
             )
 
 
+def _fixed(value: str | int | None, flag: str) -> int | None:
+    """The demo's lengths are fixed: one whole number of tokens."""
+    if value is None or isinstance(value, int):
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InferlabError(f"{flag} {value!r}: the demo takes a fixed length N >= 1")
+    return n
+
+
 def plan(args: argparse.Namespace) -> tuple[list[int], int, int]:
     levels = args.concurrency or ([1, 2, 4] if args.quick else [1, 2, 4, 8, 16])
     requests = args.requests_per_level or (4 if args.quick else 16)
-    out_tokens = args.output_tokens or (32 if args.quick else 128)
+    out_tokens = _fixed(args.output_tokens, "--output-tokens") or (32 if args.quick else 128)
     return levels, requests, out_tokens
 
 
@@ -91,7 +114,7 @@ def _probe(quick: bool) -> Any:
 
 def _floor(gguf: Path) -> Any:
     """Step 2: the floor for the served GGUF's real tensor bytes on this machine."""
-    from inferlab.bench.benchmark import Floor
+    from inferlab.physics.floor import Floor
     from inferlab.specs.cost import derive_cost
     from inferlab.specs.hardware import get_hardware
     from inferlab.specs.resolve import resolve_model
@@ -176,24 +199,25 @@ def _serve_and_sweep(
     """Step 3: llama-server on all cores but one, a concurrency sweep against it."""
     from inferlab.bench.benchmark import BenchConfig
     from inferlab.bench.runner import Level
-    from inferlab.bench.sweep import execute
+    from inferlab.console.sweep import execute
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
     levels, requests, out_tokens = plan(args)
     cores, threads = extra["machine_cores"], extra["server_threads"]
+    trace = demo_trace(args)
     opts = ServerOptions(
         gguf,
         None,
         parallel=max(levels),
-        ctx_per_slot=args.prompt_tokens + out_tokens + 64,
+        ctx_per_slot=max(args.prompt_tokens + out_tokens, trace_context_tokens(trace)) + 64,
         threads=threads,
         log_path=args.out / "llama-server.log",
     )
     print(
         f"3/4 serve + sweep: llama-server with {threads} of {cores} cores (the client keeps "
         f"{cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests each, "
-        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens; "
-        f"server log {opts.log_path}",
+        f"{args.prompt_tokens} prompt -> {out_tokens} forced output tokens"
+        f"{trace_line(trace)}; server log {opts.log_path}",
         flush=True,
     )
     signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
@@ -217,22 +241,28 @@ def _serve_and_sweep(
             extra=extra,
             engine=engine,
         )
+        with_trace_level(cfg, trace)
         from inferlab.watch.background import BackgroundWatch
-        from inferlab.watch.derive import Physics
 
         # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
-        physics = Physics(floor.cost, floor.hardware, None, floor.devices)
-        with BackgroundWatch(srv.base_url, physics, args.out / "watch.jsonl", 0.5, 3.0) as w:
-            return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w))
+        from inferlab.watch.derive import EngineFloor
+
+        watched = EngineFloor.of(floor, engine)  # the engine alone: one verdict with the report
+        with BackgroundWatch(srv.base_url, watched, args.out / "watch.jsonl", 0.5, 3.0) as w:
+            return execute(cfg, no_plots=True, hooks=_WatchServer(srv, w), wide=args.wide)
 
 
 def run(args: argparse.Namespace) -> int:
     from inferlab.commands.bench import check_sizes
 
-    if args.rate:
-        raise InferlabError("the demo sweeps concurrency; use `inferlab bench --rate` for rates")
+    if args.rate or args.turns or args.prefix_groups:
+        raise InferlabError(
+            "the demo sweeps concurrency and replays a trace; use `inferlab bench` for "
+            "--rate, --turns or --prefix-groups"
+        )
     if args.gguf is not None and not args.gguf.is_file():
         raise InferlabError(f"--gguf {args.gguf}: no such file")
+    args.prompt_tokens = _fixed(args.prompt_tokens, "--prompt-tokens")
     _, requests, out_tokens = plan(args)
     args.requests_per_level, args.output_tokens = requests, out_tokens
     check_sizes(args)
@@ -259,7 +289,7 @@ def _demo_in(args: argparse.Namespace) -> int:
     from inferlab.commands.report import render_watch_if_recorded
 
     render_watch_if_recorded(args.out)  # watch.png first, so report.html shows MBU over time
-    for line in read_sweep(result.summary):
+    for line in [*read_sweep(result.summary), *read_trace_level(result.summary)]:
         print("  " + line)
     report = render_run(args.out, result.summary)
     print(f"report: {report}")

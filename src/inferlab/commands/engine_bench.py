@@ -33,6 +33,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--prompt", type=int, default=32, help="prompt tokens per sequence (32)")
     p.add_argument("--output", type=int, default=128, help="generated tokens per sequence (128)")
     p.add_argument("--ctx-per-slot", type=int, help="KV cells per sequence (prompt+output+64)")
+    p.add_argument(
+        "--context-prompts",
+        type=int_list,
+        help="longer prompts the batches are measured after, for the step's growth with "
+        "context (4x --prompt; 0 for none)",
+    )
     p.add_argument("--repetitions", type=int, default=3, help="llama-bench repetitions (3)")
     p.add_argument(
         "--passes", type=int, default=2, help="batched-bench passes, the fastest kept (2)"
@@ -71,7 +77,18 @@ def config_from(args: argparse.Namespace) -> Any:
         passes=args.passes,
         timeout_s=args.timeout,
         bin_dir=args.bin_dir,
+        context_prompts=_context_prompts(args.context_prompts),
     )
+
+
+def _context_prompts(given: list[int] | None) -> tuple[int, ...] | None:
+    if given is None:
+        return None  # the default: 4x the prompt
+    if given == [0]:
+        return ()
+    if min(given) < 1:
+        raise InferlabError("--context-prompts takes prompt lengths >= 1, e.g. 128,512 (0: none)")
+    return tuple(given)
 
 
 def result_lines(eb: Any) -> list[str]:
@@ -100,7 +117,21 @@ def result_lines(eb: Any) -> list[str]:
         "disagreement) and the spread of the passes",
         f"CPU: the engine got {eb.cpu_fraction:.0%} of its {eb.threads} thread(s)' time",
     ]
-    return rows
+    return rows + context_lines(eb)
+
+
+def context_lines(eb: Any) -> list[str]:
+    """The step after each prompt length: how it grows with the context."""
+    if not eb.context_steps:
+        return ["context: measured after one prompt length only (no growth with context)"]
+    by = {(s.prompt_tokens, s.batch): s.step_time_s for s in (*eb.steps, *eb.context_steps)}
+    out = []
+    for pp in eb.context_prompts:
+        steps = ", ".join(
+            f"b={s.batch} {by[(pp, s.batch)] * 1e3:.1f}" for s in eb.steps if (pp, s.batch) in by
+        )
+        out.append(f"after a {pp}-token prompt: step ms {steps}")
+    return out
 
 
 def out_folder(args: argparse.Namespace) -> Path:
@@ -128,7 +159,11 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / RESULT_NAME, eb)
     print("\n".join(result_lines(eb)), file=say)
-    print(f"saved: {out / RESULT_NAME} (use: inferlab bench --engine-baseline {out})", file=say)
+    print(
+        f"saved: {out / RESULT_NAME} (use: inferlab bench --engine-baseline {out}, "
+        f"inferlab simulate --engine-baseline {out})",
+        file=say,
+    )
     if args.json:
         print(dumps(eb))
     return 0

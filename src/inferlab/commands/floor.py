@@ -25,7 +25,7 @@ from inferlab.errors import InferlabError
 from inferlab.physics.decode import DecodePoint, decode_point
 from inferlab.physics.levers import Speculation
 from inferlab.physics.roofline import launch_overhead_s
-from inferlab.physics.sections import FloorQuery, floor_sections
+from inferlab.report.floor_text import FloorQuery, floor_sections
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

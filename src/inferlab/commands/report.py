@@ -1,4 +1,7 @@
-"""`inferlab report DIR [DIR ...]`: re-render plots and report.html from saved records."""
+"""`inferlab report DIR [DIR ...]`: re-render plots and report.html from saved records.
+
+With two runs (`inferlab report A B`), also the two side by side, level by level, with
+the difference (console table and compare.html beside compare.png)."""
 
 from __future__ import annotations
 
@@ -18,8 +21,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--compare",
         type=Path,
         default=Path("compare.png"),
-        help="with several runs: their side-by-side chart (compare.png)",
+        help="with several runs: their side-by-side chart (compare.png); with two, the "
+        "level-by-level difference beside it (compare.html)",
     )
+    p.add_argument("--wide", action="store_true", help="every column in the sweep table")
     p.set_defaults(run=run)
 
 
@@ -75,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         summary = load_summary(d)
         kind = "simulated" if summary.simulated else "measured"
         print(f"== {d} ({kind})")
-        print_sweep(summary)
+        print_sweep(summary, wide=args.wide)
         for line in read_sweep(summary):
             print(line)
         print(f"report: {render_run(d, summary)}")
@@ -84,7 +89,19 @@ def run(args: argparse.Namespace) -> int:
         from inferlab.report.plots import compare_runs
 
         print(f"side by side: {compare_runs(loaded, args.compare)}")
+    if len(loaded) == 2:
+        print_two(loaded, args.compare.with_suffix(".html"))
     return 0
+
+
+def print_two(loaded: list[tuple[str, RunSummary]], html_path: Path) -> None:
+    """Run A beside run B, level by level: the console table and an HTML page."""
+    from inferlab.report.diff import diff_runs, print_diff, render_diff_html
+
+    (name_a, a), (name_b, b) = loaded
+    d = diff_runs(name_a, a, name_b, b)
+    print_diff(d)
+    print(f"A vs B: {render_diff_html(d, a, b, html_path)}")
 
 
 def render_watch_if_recorded(d: Path) -> bool:

@@ -64,7 +64,8 @@ def quantiles(snap: Any) -> dict[str, dict[str, float | None]]:
 
 def run(args: argparse.Namespace) -> int:
     from inferlab import jsonio
-    from inferlab.servermetrics.scrape import metrics_url, scrape_once
+    from inferlab.address import metrics_url
+    from inferlab.servermetrics.scrape import scrape_once
 
     url = metrics_url(args.url)
     snap = scrape_once(url, args.timeout)  # a MetricsError is an InferlabError: exit 2, one line

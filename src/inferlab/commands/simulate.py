@@ -4,40 +4,41 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from inferlab.commands.common import (
     BYTES,
-    RATE,
     TIME,
     add_hardware,
     add_model,
     resolve_cost,
     resolve_hardware,
 )
+from inferlab.commands.slo_args import add_slo_args, slo_from
 from inferlab.errors import InferlabError
+from inferlab.load.flags import LoadDefaults, add_load_flags
+
+# simulate's defaults: an open loop runs 60 s; a closed loop sends one request per user.
+SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0)
 
 if TYPE_CHECKING:
+    from inferlab.commands.sim_load import Load
     from inferlab.sim.limits import Limits
-    from inferlab.sim.output import LoadLabel
     from inferlab.sim.scheduler import Policy
-    from inferlab.sim.users import ClosedLoop
-    from inferlab.sim.workload import Arrival, Lengths
-    from inferlab.summary import LevelSummary
+    from inferlab.summary import LevelSummary, RunSummary, SimulationBlock
 
 
 def add_sim_args(p: argparse.ArgumentParser) -> None:
     """Model, hardware, step-time model and scheduler flags, shared with `plan`."""
     from inferlab.sim.limits import DEFAULT_MAX_REQUESTS, DEFAULT_MAX_STEPS
+    from inferlab.sim.policies import POLICIES
 
     add_model(p)
     add_hardware(p)
-    p.add_argument("--policy", choices=["sequential", "static", "continuous"], default="continuous")
+    p.add_argument("--policy", choices=list(POLICIES), default="continuous")
     p.add_argument("--max-batch", type=int, default=256, help="sequences per step (256)")
     p.add_argument(
         "--chunked-prefill", type=int, help="prompt tokens per step (continuous policy only)"
@@ -57,7 +58,6 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overhead", type=TIME, default=0.0, help="fixed per-step overhead, e.g. 1ms")
     p.add_argument("--calibrate", type=Path, help="fit the step time to a bench run folder")
     p.add_argument("--calibrate-levels", help="levels to fit, e.g. c=1,c=8 (all)")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--max-requests",
         type=int,
@@ -70,27 +70,26 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_STEPS,
         help=f"stop a simulation past this many engine steps ({DEFAULT_MAX_STEPS})",
     )
+    from inferlab.commands.engine_model import add_engine_args
+
+    add_engine_args(p)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("simulate", help="simulate a serving scheduler under a load")
     add_sim_args(p)
-    g = p.add_argument_group("load")
-    g.add_argument("--users", type=int, help="closed loop: this many users, back to back")
-    g.add_argument("--requests-per-user", type=int, default=1)
+    add_load_flags(p, SIM_LOAD)
+    g = p.add_argument_group("simulate's own load flags")
+    g.add_argument("--users", type=int, help="closed loop: this many users (= --concurrency N)")
+    g.add_argument(
+        "--requests-per-user", type=int, default=1, help="with --users: requests each (1)"
+    )
     g.add_argument(
         "--stagger",
         type=TIME,
         default=0.0,
         help="spread the users' first requests over this window (0: all at once)",
     )
-    g.add_argument("--rate", type=RATE, help="open loop: arrivals per second, e.g. 5/s")
-    g.add_argument("--arrival", choices=["poisson", "gamma"], default="poisson")
-    g.add_argument("--gamma-shape", type=float, default=0.5, help="< 1 is burstier (0.5)")
-    g.add_argument("--duration", type=TIME, default=60.0, help="open-loop duration, e.g. 10min")
-    g.add_argument("--trace", type=Path, help="replay a JSONL trace instead")
-    g.add_argument("--prompt-tokens", default="32", help="N, LOW:HIGH or a file of lengths")
-    g.add_argument("--output-tokens", default="256", help="N, LOW:HIGH or a file of lengths")
     g.add_argument(
         "--inject-prompt",
         action="append",
@@ -103,14 +102,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--append-run", action="store_true", help="add this run beside one in --out (run-N/)"
     )
     p.add_argument("--json", action="store_true", help="print summary.json (only) on stdout")
+    add_slo_args(p)
+    p.add_argument(
+        "--strict", action="store_true", help="exit 1 when --find-max-load finds no level"
+    )
     p.set_defaults(run=run)
 
 
 def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
     """The step-time model (fitted or roofline), its description, the cost and hardware."""
+    from inferlab.commands.engine_model import engine_model
     from inferlab.sim.calibrate import fit_from_summary
     from inferlab.sim.steptime import RooflineStepTime
 
+    engine = engine_model(args)  # --engine-baseline DIR (or --calibrate naming one)
+    if engine is not None:
+        return engine[0], engine[1], None, None
     if args.calibrate:
         from inferlab.commands.report import load_summary
 
@@ -170,6 +177,11 @@ def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Policy:
         from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
 
         chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
+    from inferlab.commands.engine_model import llama_policy
+
+    llama = llama_policy(args)  # --policy llama.cpp and its knobs
+    if llama is not None:
+        return llama
     tokens = kv_capacity_tokens(args, cost, hw)
     return Policy(args.policy, args.max_batch, chunk, tokens, args.block_tokens)
 
@@ -183,63 +195,11 @@ def build_limits(args: argparse.Namespace) -> Limits:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Load:
-    arrivals: list[Arrival]
-    users: ClosedLoop | None
-    label: LoadLabel
-
-
-def build_load(args: argparse.Namespace, prompt: Lengths, output: Lengths, limits: Limits) -> Load:
-    from inferlab.sim.limits import at_least, positive_finite
-    from inferlab.sim.output import LoadLabel
-    from inferlab.sim.users import ClosedLoop
-    from inferlab.sim.workload import open_loop, parse_inject, read_trace
-
-    arrivals = [parse_inject(x, output.low) for x in args.inject_prompt]
-    if args.trace:
-        arrivals += read_trace(args.trace)
-        limits.check_requests(len(arrivals), f"the trace {args.trace}")
-        return Load(arrivals, None, LoadLabel("trace", "rate", 0.0))
-    if args.rate is not None:
-        rate = positive_finite(args.rate, "--rate", "5/s")
-        duration = positive_finite(args.duration, "--duration", "60s")
-        limits.check_requests(rate * duration, f"--rate {rate:g}/s x --duration {duration:g}s")
-        rng = random.Random(args.seed)
-        arrivals += open_loop(rate, duration, prompt, output, rng, args.arrival, args.gamma_shape)
-        return Load(arrivals, None, LoadLabel(f"rate={rate:g}/s", "rate", rate))
-    if args.users is not None:
-        users = at_least(args.users, 1, "--users")
-        per_user = at_least(args.requests_per_user, 1, "--requests-per-user")
-        if not 0 <= args.stagger < math.inf:
-            raise InferlabError("--stagger must be a finite time >= 0, e.g. 2s")
-        limits.check_requests(users * per_user, f"--users {users} x --requests-per-user {per_user}")
-        loop = ClosedLoop(users, per_user, prompt.low, output.low, args.stagger)
-        return Load(arrivals, loop, LoadLabel(f"users={users}", "concurrency", float(users)))
-    raise InferlabError("give a load: --users N, --rate R/s or --trace FILE")
-
-
-def check_lengths(
-    load: Load, prompt: Lengths, output: Lengths, policy: Policy, limits: Limits
-) -> None:
-    """Refuse a request no simulation within --max-steps can finish."""
-    longest = [(a.prompt_tokens, a.output_tokens) for a in load.arrivals]
-    if load.label.label != "trace":  # a trace's lengths are its own
-        longest.append((prompt.high, output.high))
-    if not longest:
-        return
-    for p, o in (max(longest, key=lambda x: x[1]), max(longest, key=lambda x: x[0])):
-        limits.check_request_steps(p, o, policy.chunk_tokens)
-
-
 def sim_config(
-    desc: dict[str, Any],
-    policy: Policy,
-    args: argparse.Namespace,
-    load: Load,
-    lengths: tuple[Lengths, Lengths],
+    desc: dict[str, Any], policy: Policy, args: argparse.Namespace, load: Load
 ) -> dict[str, Any]:
-    prompt, output = lengths
+    from inferlab.commands.sim_load import workload_json
+
     return {
         **desc,
         "policy": policy.name,
@@ -248,62 +208,71 @@ def sim_config(
         "kv_capacity_tokens": policy.kv_capacity_tokens,
         "block_tokens": policy.block_tokens,
         "seed": args.seed,
-        "workload": {
-            "prompt_tokens": prompt.low,
-            "output_tokens": output.low,
-            "prompt_tokens_range": [prompt.low, prompt.high],
-            "output_tokens_range": [output.low, output.high],
-            "requests_per_level": len(load.arrivals)
-            + (load.users.total_requests if load.users else 0),
-            "users": load.users.users if load.users else 0,
-            "injected": args.inject_prompt,
-        },
+        "workload": workload_json(load, args.inject_prompt),
     }
 
 
 def run(args: argparse.Namespace) -> int:
+    from inferlab.commands.sim_load import build_load, check_lengths, with_turns
     from inferlab.runfolder import resolve_run_folder
     from inferlab.sim.engine import simulate
     from inferlab.sim.output import TokenTimes, build_summary, summarize_result
-    from inferlab.sim.workload import Lengths
 
     limits = build_limits(args)
     if args.out is not None:
         resolve_run_folder(args.out, args.overwrite, args.append_run)  # refuse before the work
     model, desc, cost, hw = build_model(args)
     policy = build_policy(args, cost, hw)
-    prompt, output = Lengths.parse(args.prompt_tokens), Lengths.parse(args.output_tokens)
-    load = build_load(args, prompt, output, limits)
-    check_lengths(load, prompt, output, policy, limits)
+    slo = slo_from(args)
+    text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
+    if args.find_max_load:
+        from inferlab.commands.sim_search import SimSetup, run_search
+
+        return run_search(args, SimSetup(model, desc, policy, SIM_LOAD, limits, build_load), text)
+    load = build_load(args, SIM_LOAD, limits)
+    check_lengths(load, policy, limits)
+    from inferlab.commands.engine_model import check_batches
+
+    fit_lines = check_batches(model, policy, load.users.users if load.users else None)
     t = time.perf_counter()
     res = simulate(load.arrivals, model, policy, load.users, max_steps=limits.max_steps)
     wall = time.perf_counter() - t
     times = TokenTimes.of(res)
-    config = {**sim_config(desc, policy, args, load, (prompt, output)), "wall_s": wall}
+    config = {**sim_config(desc, policy, args, load), "wall_s": wall}
     config["workload"]["requests_per_level"] = len(res.requests)
-    level = summarize_result(res, load.label, times)
+    level = with_turns(summarize_result(res, load.label, times), res, times, load)
+    from inferlab.sim.slo_level import judge_simulated
+
+    level = judge_simulated(level, res, load.label, slo, times)
     summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
-    text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
-    print_result(level, summary["simulation"], res, wall, text)
+    print_result(level, summary.simulation, res, wall, text)
+    print_slo(level, text)
+    for line in fit_lines:
+        print(f"  step time: {line}", file=text)
     if args.out is not None:
-        write_run(args, res, times, summary, text)
+        write_run(args, res, times, summary, text, load.requests)
     if args.json:
         from inferlab.jsonio import dumps
 
-        print(dumps(summary))
+        print(dumps(summary.to_json()))
     return 0
 
 
 def write_run(
-    args: argparse.Namespace, res: Any, times: Any, summary: dict[str, Any], text: IO[str]
+    args: argparse.Namespace,
+    res: Any,
+    times: Any,
+    summary: RunSummary,
+    text: IO[str],
+    specs: Any = None,
 ) -> None:
     from inferlab.jsonio import write_json
     from inferlab.runfolder import claim_run_folder
     from inferlab.sim.output import iter_records, write_records
 
     with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
-        label = summary["levels"][0]["label"]
-        write_records(folder / "records.jsonl", iter_records(res, label, times))
+        label = summary.levels[0].label
+        write_records(folder / "records.jsonl", iter_records(res, label, times, specs))
         write_json(folder / "summary.json", summary)
     print(
         f"results: {folder}/ (records.jsonl, summary.json); `inferlab report {folder}`", file=text
@@ -311,18 +280,41 @@ def write_run(
 
 
 def ms(x: float | None) -> str:
-    return "-" if x is None else f"{x * 1e3:.1f} ms"
+    """ms below 10 s, s from 10 s, min from 10 min (units.fmt_duration)."""
+    from inferlab.units import fmt_duration
+
+    return "-" if x is None else fmt_duration(x)
+
+
+def print_slo(lv: LevelSummary, file: IO[str]) -> None:
+    """The level against --slo, and an open-loop level's saturation verdict."""
+    from inferlab.slo.saturation import GROWING_NOTE, THRESHOLDS
+
+    if lv.slo is not None:
+        g = lv.slo
+        why = "" if g.binding is None else f"; binding {g.binding.describe(g.min_attainment)}"
+        print(
+            f"  SLO {g.slo}: {'pass' if g.passed else 'fail'}; attainment {g.attainment:.0%} "
+            f"(min {g.min_attainment:.0%}); goodput {g.goodput_requests_per_s:.3g} req/s, "
+            f"{g.goodput_tokens_per_s:.4g} tok/s{why}",
+            file=file,
+        )
+    if lv.saturation is not None:
+        print(f"  load: {lv.saturation.describe()} ({THRESHOLDS})", file=file)
+        if lv.saturation.verdict == "overloaded":
+            print(f"  {GROWING_NOTE}", file=file)
 
 
 def print_result(
-    lv: LevelSummary, sim: dict[str, Any], res: Any, wall: float, file: IO[str]
+    lv: LevelSummary, sim: SimulationBlock | None, res: Any, wall: float, file: IO[str]
 ) -> None:
 
     def say(line: str) -> None:
         print(line, file=file)
 
     say(
-        f"{sim['policy']} scheduler, {sim['step_time_model']} step time; "
+        f"{sim.policy if sim else '?'} scheduler, {sim.step_time_model if sim else '?'} step "
+        "time; "
         f"{len(res.requests)} requests, {res.steps} steps, {res.sim_time_s:.2f} s simulated in "
         f"{wall:.2f} s"
     )

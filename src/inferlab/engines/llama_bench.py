@@ -6,7 +6,9 @@ t_tg / tg is the engine's step time at batch B, the number a served TPOT at
 concurrency B is compared with (the fastest of a few passes over all batches:
 on a shared machine other work only slows a pass). `llama-bench` repeats a lone prefill (pp) and
 a lone generation (tg) `r` times: its mean and stddev give the prefill rate and
-the run-to-run noise of a step. Both are read from their JSONL output
+the run-to-run noise of a step. batched-bench also runs every batch after longer
+prompts (`-npp` takes several lengths; default 4x the prompt) so the step's growth with
+the context is measured, and stated in the result. Both are read from their JSONL output
 (`--output-format jsonl`, `-o jsonl`), never from their Markdown tables.
 """
 
@@ -50,11 +52,22 @@ class EngineBenchConfig:
     passes: int = 2  # llama-batched-bench passes over all batches; the fastest is kept
     timeout_s: float = 600.0  # both binaries together
     bin_dir: Path | None = None  # default: next to the bundled llama-server
+    # Longer prompts the batches are measured after, for the step's growth with context;
+    # None: 4x the prompt; (): none (only the sweep's own prompt).
+    context_prompts: tuple[int, ...] | None = None
+
+    @property
+    def prompts(self) -> tuple[int, ...]:
+        """Every prompt length batched-bench runs: the sweep's first, then the longer ones."""
+        extra = (4 * self.prompt_tokens,) if self.context_prompts is None else self.context_prompts
+        return (self.prompt_tokens, *sorted(set(extra) - {self.prompt_tokens}))
 
     @property
     def ctx_size(self) -> int:
-        """The same total context the demo gives llama-server (slots x per-slot)."""
-        return max(self.batches) * self.ctx_per_slot
+        """The same total context the demo gives llama-server (slots x per-slot), or more
+        where the longest prompt needs it."""
+        per_slot = max(self.ctx_per_slot, max(self.prompts) + self.output_tokens)
+        return max(self.batches) * per_slot
 
 
 _BATCHED_KEYS = ("pl", "pp", "tg", "t_pp", "speed_pp", "t_tg", "speed_tg", "n_kv_max")
@@ -211,7 +224,7 @@ def batched_command(cfg: EngineBenchConfig) -> list[str]:
     return [
         str(binary_path(BATCHED_BENCH, cfg.bin_dir)),
         *("-m", str(cfg.gguf), "-c", str(cfg.ctx_size), "-t", str(cfg.threads)),
-        *("-npp", str(cfg.prompt_tokens), "-ntg", str(cfg.output_tokens)),
+        *("-npp", ",".join(str(n) for n in cfg.prompts), "-ntg", str(cfg.output_tokens)),
         *("-npl", ",".join(str(b) for b in cfg.batches * cfg.passes)),
         *("--output-format", "jsonl"),
     ]
@@ -238,6 +251,8 @@ def check_config(cfg: EngineBenchConfig) -> None:
         )
     if cfg.ctx_per_slot < cfg.prompt_tokens + cfg.output_tokens:
         raise EngineBenchError("--ctx-per-slot must hold the prompt and the output")
+    if cfg.context_prompts and min(cfg.context_prompts) < 1:
+        raise EngineBenchError("--context-prompts takes prompt lengths >= 1, e.g. 128,512")
 
 
 def run_engine_bench(cfg: EngineBenchConfig) -> EngineBench:
@@ -257,7 +272,8 @@ def run_engine_bench(cfg: EngineBenchConfig) -> EngineBench:
     if pp is None or tg is None:
         raise EngineBenchError(f"{LLAMA_BENCH}: no pp/tg result in its output")
     text, run_b = run_tool(batched, max(1.0, deadline - time.monotonic()), partial_ok=True)
-    steps = best_of_passes(parse_batched_bench(text))
+    rows = parse_batched_bench(text)
+    steps = best_of_passes(tuple(r for r in rows if r.prompt_tokens == cfg.prompt_tokens))
     missing = sorted(set(cfg.batches) - {s.batch for s in steps})
     if missing and run_b.timed_out:
         raise EngineBenchError(
@@ -281,7 +297,19 @@ def run_engine_bench(cfg: EngineBenchConfig) -> EngineBench:
         runs=(run_l, run_b),
         build=facts["build"],
         cpu_info=facts["cpu_info"],
+        context_steps=_context_steps(cfg, rows),
     )
+
+
+def _context_steps(cfg: EngineBenchConfig, rows: tuple[BatchStep, ...]) -> tuple[BatchStep, ...]:
+    """The batches after the longer prompts (run last: a budget reached may cut them short,
+    and a length with a batch missing is left out whole)."""
+    out: list[BatchStep] = []
+    for pp in cfg.prompts[1:]:
+        best = best_of_passes(tuple(r for r in rows if r.prompt_tokens == pp))
+        if {s.batch for s in best} == set(cfg.batches):
+            out.extend(best)
+    return tuple(out)
 
 
 def load_engine_bench(path: Path) -> EngineBench:

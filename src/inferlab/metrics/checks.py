@@ -15,9 +15,10 @@ from inferlab.metrics.stats import thin_percentiles
 from inferlab.physics.measured import check_claim
 from inferlab.records import RequestRecord
 from inferlab.summary import ClientStats, LevelSummary, RunWarning
+from inferlab.vocab import Severity
 
 
-def warning(code: str, level: str, severity: str, message: str) -> RunWarning:
+def warning(code: str, level: str, severity: Severity, message: str) -> RunWarning:
     return RunWarning(code, level, severity, message)
 
 
@@ -31,6 +32,9 @@ class LevelFacts:
     ceiling_tokens_per_s: float | None
     client: ClientStats
     lag_threshold_s: float = 0.005
+    # True: prompt_tokens_expected is the chat template's extra tokens, added to each
+    # record's own target (lengths drawn from a distribution differ per request).
+    per_request_target: bool = False
 
 
 Check = Callable[[LevelFacts], RunWarning | None]
@@ -77,11 +81,24 @@ def _over_max(f: LevelFacts) -> RunWarning | None:
 
 
 def _prompt_off(f: LevelFacts) -> RunWarning | None:
-    want = f.prompt_tokens_expected
-    off = [r for r in f.ok if r.prompt_tokens is not None and r.prompt_tokens != want]
+    extra = f.prompt_tokens_expected
+
+    def want(r: RequestRecord) -> int:
+        return r.prompt_tokens_target + extra if f.per_request_target else extra
+
+    # A conversation's turn is templated by the server (chat roles, its history): its
+    # new message is made exact with /tokenize, the whole prompt is not checked here.
+    off = [
+        r
+        for r in f.ok
+        if r.prompt_tokens is not None and r.conversation_id is None and r.prompt_tokens != want(r)
+    ]
     if not off:
         return None
-    msg = f"{len(off)} requests had usage.prompt_tokens != {want} (e.g. {off[0].prompt_tokens})"
+    msg = (
+        f"{len(off)} requests had usage.prompt_tokens != {want(off[0])} "
+        f"(e.g. {off[0].prompt_tokens})"
+    )
     return warning("prompt_tokens_off", f.summary.label, "warning", msg)
 
 
@@ -206,8 +223,20 @@ def check_level(
     ceiling_tokens_per_s: float | None,
     client: ClientStats,
     lag_threshold_s: float = 0.005,
+    per_request_target: bool = False,
 ) -> list[RunWarning]:
-    """Every check in order; the warnings of those that found something."""
+    """Every check in order; the warnings of those that found something.
+
+    per_request_target: prompt_tokens_expected is the template's extra tokens beside each
+    record's own prompt_tokens_target."""
     ok = [r for r in records if r.phase == "measure" and r.ok]
-    facts = LevelFacts(s, ok, prompt_tokens_expected, ceiling_tokens_per_s, client, lag_threshold_s)
+    facts = LevelFacts(
+        s,
+        ok,
+        prompt_tokens_expected,
+        ceiling_tokens_per_s,
+        client,
+        lag_threshold_s,
+        per_request_target,
+    )
     return [w for check in CHECKS if (w := check(facts)) is not None]

@@ -1,10 +1,10 @@
 """One level's statistics computed over columns (numpy arrays), not per record in Python.
 
-A level of an hour-long simulation holds tens of thousands of requests and
-millions of token times; `summarize_columns` gives the same numbers as
-`metrics.level.summarize_level` does for the same records (tested), over flat
-arrays: every request's event times one after the other, `offsets` marking
-where each request's run begins.
+The one level summariser (bench's records go through `RequestColumns.from_records`,
+metrics.level). A level of an hour-long simulation holds tens of thousands of requests
+and millions of token times, so the statistics are computed over flat arrays: every
+request's event times one after the other, `offsets` marking where each request's run
+begins.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy.typing as npt
 from inferlab.metrics.stats import latency_stats
 from inferlab.records import RequestRecord
 from inferlab.summary import LatencyStats, LevelSummary
+from inferlab.vocab import LevelKind
 
 NS = 1e-9
 Ints = npt.NDArray[np.int64]
@@ -55,7 +56,10 @@ class RequestColumns:
             scheduled_ns=np.array([r.scheduled_ns for r in m], dtype=np.int64),
             offsets=np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).astype(np.int64),
             event_ns=np.array([t for r in m for t in r.event_ns], dtype=np.int64),
-            event_tokens=np.array([k for r in m for k in r.event_tokens], dtype=np.int64),
+            # one count per event (a failed request may keep counts for events it lost)
+            event_tokens=np.array(
+                [k for r in m for k in r.event_tokens[: len(r.event_ns)]], dtype=np.int64
+            ),
             n_out=np.array([r.n_out for r in m], dtype=np.int64),
             prompt_tokens=_floats([r.prompt_tokens for r in m]),
             completion_tokens=_floats([r.completion_tokens for r in m]),
@@ -137,9 +141,9 @@ def _median(a: Floats) -> float | None:
 
 
 def summarize_columns(
-    label: str, kind: str, value: float, c: RequestColumns, stall_factor: float = 5.0
+    label: str, kind: LevelKind, value: float, c: RequestColumns, stall_factor: float = 5.0
 ) -> LevelSummary:
-    """The level summary (metrics.level.summarize_level's numbers) from columns."""
+    """The level summary (counts, percentiles, throughput) of one level's columns."""
     lat = _latencies(c)
     ok = c.ok
     median_gap = float(np.median(lat.gaps_s)) if len(lat.gaps_s) else 0.0

@@ -19,6 +19,7 @@ from inferlab.servermetrics.sampler import Sample
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 from inferlab.summary import FloorComparison, LevelSummary, RunWarning, ServerLevelMetrics
+from inferlab.vocab import Severity
 
 DISAGREE = 0.10  # client TPOT vs server step time; inferlab's bytes/step vs the engine's
 PREFIX_HIT_FRACTION = 0.05  # a few shared tokens (BOS, a template) are not a cache effect
@@ -26,7 +27,7 @@ PREFIX_HIT_FRACTION = 0.05  # a few shared tokens (BOS, a template) are not a ca
 
 def metrics_unavailable(code: str, message: str, explicit: bool) -> RunWarning:
     """The run-level warning when /metrics gave nothing: the bench goes on client-only."""
-    severity = "warning" if explicit or code != "no_server_metrics" else "info"
+    severity: Severity = "warning" if explicit or code != "no_server_metrics" else "info"
     return warning(code, "run", severity, f"{message}; client-side numbers only")
 
 
@@ -51,7 +52,7 @@ def _scrape_failure(samples: list[Sample], label: str) -> list[RunWarning]:
     if not bad:
         return []
     code = bad[0].error_code or "no_server_metrics"
-    severity = "info" if len(bad) < len(samples) else "warning"
+    severity: Severity = "info" if len(bad) < len(samples) else "warning"
     msg = f"{len(bad)} of {len(samples)} scrapes of /metrics failed (e.g. {bad[0].error})"
     return [warning(code, label, severity, msg)]
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from inferlab.physics.roofline import StepTime, roofline
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
+from inferlab.vocab import Bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ def compute_bound_batch(cost: ModelCost, hw: HardwareSpec, context: int) -> floa
 
 def intensity_curve(
     cost: ModelCost, hw: HardwareSpec, context: int, batches: list[int]
-) -> list[tuple[int, float, str]]:
+) -> list[tuple[int, float, Bound]]:
     """(batch, FLOP per byte, bound) across batches: ~batch FLOP/byte for bf16 weights alone."""
     out = []
     for b in batches:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inferlab.vocab import Bound
+
 
 @dataclass(frozen=True, slots=True)
 class StepTime:
@@ -13,7 +15,7 @@ class StepTime:
     compute_time_s: float  # FLOPs / peak FLOPS
     overhead_s: float  # fixed per-step cost: kernel launches, scheduling
     step_time_s: float
-    bound: str  # "memory" or "compute"
+    bound: Bound
 
     @property
     def intensity_flops_per_byte(self) -> float:

@@ -1,6 +1,8 @@
-"""The sweep table and warnings on the console (rich)."""
+"""The sweep table and warnings on the console (rich), narrow by default or `wide`."""
 
 from __future__ import annotations
+
+from typing import IO, Any
 
 from inferlab.summary import RunSummary, ServerLevelMetrics
 
@@ -45,6 +47,7 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
             ]
         )
     _insert_floor_engine(summary, head, rows)
+    _add_slo_columns(summary, head, rows)
     if any(lv.server for lv in summary.levels):  # the server's own books, beside
         head += ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
         for row, lv in zip(rows, summary.levels, strict=True):
@@ -88,20 +91,115 @@ def _insert_floor_engine(summary: RunSummary, head: list[str], rows: list[list[s
             row.insert(at, cell)
 
 
-def print_sweep(summary: RunSummary) -> None:
-    from rich.console import Console
+def _add_slo_columns(summary: RunSummary, head: list[str], rows: list[list[str]]) -> None:
+    """goodput and attainment (with --slo), the saturation verdict (open-loop levels)."""
+    levels = summary.levels
+    if any(lv.slo for lv in levels):
+        head += ["SLO", "attain", "goodput req/s", "goodput tok/s"]
+        for row, lv in zip(rows, levels, strict=True):
+            g = lv.slo
+            row += (
+                ["-"] * 4
+                if g is None
+                else [
+                    "pass" if g.passed else "fail",
+                    f"{g.attainment:.0%}",
+                    f"{g.goodput_requests_per_s:.2f}",
+                    f"{g.goodput_tokens_per_s:.1f}",
+                ]
+            )
+    if any(lv.saturation for lv in levels):
+        head.append("load")
+        for row, lv in zip(rows, levels, strict=True):
+            row.append(lv.saturation.verdict if lv.saturation else "-")
+
+
+def slo_lines(summary: RunSummary) -> list[str]:
+    """What the SLO columns mean, each overloaded level's caveat, and the search's answer."""
+    from inferlab.slo.saturation import GROWING_NOTE, THRESHOLDS
+
+    out: list[str] = []
+    judged = [lv.slo for lv in summary.levels if lv.slo]
+    if judged:
+        g = judged[0]
+        out.append(
+            f"SLO {g.slo}: a level passes when every level objective holds and at least "
+            f"{g.min_attainment:.0%} of its requests meet every per-request objective "
+            "(--min-attainment); attainment counts failed requests as misses"
+        )
+    overloaded = [
+        lv.label for lv in summary.levels if lv.saturation and lv.saturation.verdict == "overloaded"
+    ]
+    if any(lv.saturation for lv in summary.levels):
+        out.append(f"load verdict ({THRESHOLDS})")
+    if overloaded:
+        out.append(f"{', '.join(overloaded)}: {GROWING_NOTE}")
+    if summary.max_load is not None:
+        out.append(summary.max_load.message)
+    return out
+
+
+# The console's default table: these columns fit 100 characters even with both the floor
+# and the engine-alone columns; `--wide` and the HTML report keep every column of sweep_rows.
+ESSENTIAL = (
+    "level",
+    "ok/fail/early",
+    "TTFT p50 ms",
+    "floor ms",
+    "engine ms",
+    "TPOT p50 ms",
+    "tok/s total",
+    "tok/s/user",
+    "MBU",
+    "SLO",  # with --slo: pass/fail and goodput; attainment with --wide
+    "goodput req/s",
+    "load",  # open loop: stable / backlogged / overloaded
+)
+NARROW_WIDTH = 100
+SHORT = {
+    "tok/s total": "tok/s",
+    "goodput req/s": "good/s",
+}  # beside tok/s/user it reads as the total
+
+
+def essential_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
+    """sweep_rows cut to the ESSENTIAL columns."""
+    head, rows = sweep_rows(summary)
+    keep = [i for i, h in enumerate(head) if h in ESSENTIAL]
+    return [SHORT.get(head[i], head[i]) for i in keep], [[r[i] for i in keep] for r in rows]
+
+
+def sweep_table(summary: RunSummary, wide: bool = False) -> Any:
+    """The rich table: the essential columns, or every column with `wide`."""
+    from rich import box
     from rich.table import Table
 
-    head, rows = sweep_rows(summary)
-    t = Table(title="inferlab sweep", show_lines=False)
+    head, rows = sweep_rows(summary) if wide else essential_rows(summary)
+    title = "inferlab sweep" if wide else "inferlab sweep (--wide: every column)"
+    # one space between columns, none at the edges: the narrow table's width budget
+    t = Table(
+        title=title, box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False
+    )
     for h in head:
         t.add_column(h, justify="right" if h != "level" else "left")
     for r in rows:
         t.add_row(*r)
-    c = Console()
-    if not c.is_terminal:  # a log file or pipe: do not squeeze the table to 80 columns
-        c = Console(width=240)  # the server and engine columns make the table ~200 wide
-    c.print(t)
+    return t
+
+
+def print_sweep(summary: RunSummary, wide: bool = False, file: IO[str] | None = None) -> None:
+    """The table and the warnings. Without `wide` it fits 100 columns (or a narrower
+    terminal); with it, a pipe or log file gets 240 so no column is squeezed."""
+    from rich.console import Console
+
+    c = Console(file=file)
+    if not c.is_terminal:  # a log file or pipe: its width is ours to choose
+        c = Console(file=file, width=240 if wide else NARROW_WIDTH)
+    elif not wide:
+        c = Console(file=file, width=min(c.width, NARROW_WIDTH))
+    c.print(sweep_table(summary, wide))
+    for line in slo_lines(summary):
+        c.print(line, highlight=False)
     for w in summary.warnings:
         style = {"error": "bold red", "warning": "yellow"}.get(w.severity, "dim")
         c.print(f"[{style}]{w.severity}[/] {w.code} ({w.level}): {w.message}", highlight=False)

@@ -7,10 +7,10 @@ import html
 from pathlib import Path
 
 from inferlab.jsonio import dumps
-from inferlab.report.console import sweep_rows
+from inferlab.report.console import slo_lines, sweep_rows
 from inferlab.summary import RunSummary
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
@@ -49,6 +49,17 @@ def _server_section(out_dir: Path) -> str:
     )
 
 
+def _slo_section(summary: RunSummary, out_dir: Path) -> str:
+    """With --slo: goodput and attainment against load, and what the SLO columns mean."""
+    lines = slo_lines(summary)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f"<h2>Within the SLO: goodput and attainment</h2><ul>{items}</ul>" + _img(
+        out_dir / "goodput.png"
+    )
+
+
 def render_html(
     summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
@@ -67,7 +78,7 @@ def render_html(
     watch = out_dir / "watch.png"  # a recorded `inferlab watch` beside the run (the demo's)
     watch_html = f"<h2>MBU and MFU over time (watch)</h2>{_img(watch)}" if watch.exists() else ""
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
-<title>inferlab report</title><style>{_CSS}</style></head><body>
+<title>inferlab report</title><style>{CSS}</style></head><body>
 <h1>inferlab: the decode phase, measured</h1>
 <p><code>{html.escape(cmd)}</code></p>
 <h2>What it says</h2><ul>{"".join(f"<li>{html.escape(s)}</li>" for s in reading)}</ul>
@@ -79,6 +90,7 @@ def render_html(
 {watch_html}
 {_server_section(out_dir)}
 {_time_split(out_dir)}
+{_slo_section(summary, out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>
 <h2>Setup, floor and versions</h2>{_kv_table(facts)}
 <details><summary>summary.json</summary><pre>{raw}</pre></details></body></html>"""

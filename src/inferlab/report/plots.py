@@ -38,7 +38,7 @@ def throughput_vs_tpot(
     fig, ax = plt.subplots(figsize=(7, 4.5))
     pts = [
         (lv.tpot_s.p50, lv.output_tokens_per_s_total, lv.label)
-        for lv in summary.levels
+        for lv in sorted(summary.levels, key=lambda lv: lv.value)  # a search probes unsorted
         if lv.tpot_s.p50
     ]
     if pts:
@@ -248,6 +248,41 @@ def time_split(summary: RunSummary, path: Path) -> Path | None:
     return path
 
 
+def goodput_vs_load(summary: RunSummary, path: Path) -> Path | None:
+    """Goodput (good requests/s) and attainment against the load, per level with --slo."""
+    levels = sorted((lv for lv in summary.levels if lv.slo), key=lambda lv: lv.value)
+    if not levels:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    x = [lv.value for lv in levels]
+    goodput = [lv.slo.goodput_requests_per_s for lv in levels if lv.slo]
+    ax.plot(x, goodput, "o-", color="tab:green", label="goodput (good requests/s)")
+    for xi, yi, lv in zip(x, goodput, levels, strict=True):
+        if lv.slo and not lv.slo.passed:
+            ax.plot(xi, yi, "x", color="tab:red", markersize=10)
+    ax.set_xlabel("requests/s offered" if levels[0].kind == "rate" else "concurrency")
+    ax.set_ylabel("goodput, requests/s")
+    ax.set_ylim(bottom=0)
+    twin = ax.twinx()
+    twin.plot(x, [lv.slo.attainment * 100 for lv in levels if lv.slo], "s--", color="tab:blue")
+    twin.axhline(
+        levels[0].slo.min_attainment * 100 if levels[0].slo else 90,
+        color="tab:blue",
+        lw=0.8,
+        ls=":",
+    )
+    twin.set_ylabel("attainment, % of requests (blue; dotted: --min-attainment)")
+    twin.set_ylim(0, 105)
+    slo_text = levels[0].slo.slo if levels[0].slo else ""
+    ax.set_title(f"Goodput and attainment vs load (x: level fails the SLO)\n{slo_text}")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def predicted_curve(summary: RunSummary, cost: Any, hw: Any) -> list[tuple[int, float, float]]:
     from inferlab.physics.decode import decode_point
 
@@ -278,4 +313,7 @@ def render_all(
     split = time_split(summary, out_dir / "time_split.png")
     if split:
         made.append(split)
+    good = goodput_vs_load(summary, out_dir / "goodput.png")
+    if good:
+        made.append(good)
     return made

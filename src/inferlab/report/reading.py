@@ -2,21 +2,63 @@
 
 from __future__ import annotations
 
-from inferlab.metrics.decomposition import read_engine
+from inferlab.metrics.decomposition import level_batch, read_engine
+from inferlab.metrics.verdict import (
+    TimeNumbers,
+    Verdict,
+    decide,
+    engine_growth,
+    engine_step,
+    growth_share,
+)
 from inferlab.summary import LevelSummary, RunSummary
 from inferlab.units import fmt_bandwidth, fmt_bytes
 
 
 def read_sweep(summary: RunSummary) -> list[str]:
-    lv = [x for x in summary.levels if x.tpot_s.p50]
+    # by load: a --find-max-load search measures its levels out of order
+    done = sorted((x for x in summary.levels if x.tpot_s.p50), key=lambda x: x.value)
+    # The sweep's closed-loop levels are read together (a replayed trace is read apart).
+    lv = [x for x in done if x.concurrency is not None] or done
     if not lv:
         return ["No level completed a request, so there is nothing to read."]
     out = _bound_and_batching(lv[0], lv[-1], len(lv))
+    v = sweep_verdict(summary)
+    if v is not None and v.where == "unknown":
+        v = None  # no floor and no engine alone: the growth sentence above is the reading
+    if v is not None and out and out[0].startswith("Bound:"):
+        out[0] = f"Bound: at {lv[-1].label}, {v.sentence()}."
+    elif v is not None:
+        out.insert(0, f"Verdict: at {lv[-1].label}, {v.sentence()}.")
     floor = _floor_sentence(summary, lv[0])
     if floor:
         out.append(floor)
     out.extend(read_engine(summary))
     return out
+
+
+def sweep_verdict(summary: RunSummary) -> Verdict | None:
+    """The one verdict (metrics/verdict.py) at the sweep's last level: its served TPOT,
+    floor and engine-alone step, and the growth (engine alone if measured, else served)."""
+    lv = [x for x in summary.levels if x.tpot_s.p50]
+    if not lv:
+        return None
+    first, last = lv[0], lv[-1]
+    eb = summary.engine_baseline
+    growth = engine_growth(eb) if eb is not None else None
+    c1, cn = first.concurrency, last.concurrency
+    if growth is None and c1 and cn and cn > c1 and first.tpot_s.p50:
+        share = growth_share(first.tpot_s.p50, last.tpot_s.p50 or 0.0, c1, cn)
+        growth = share, f"served, {first.label} -> {last.label}"
+    return decide(
+        TimeNumbers(
+            last.tpot_s.p50 or 0.0,
+            last.comparison.predicted_step_time_s if last.comparison else None,
+            engine_step(eb, level_batch(last)),
+            growth[0] if growth else None,
+            growth[1] if growth else "",
+        )
+    )
 
 
 def _bound_and_batching(first: LevelSummary, last: LevelSummary, n_levels: int) -> list[str]:

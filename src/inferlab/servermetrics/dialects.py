@@ -14,6 +14,9 @@ dialect then maps its names onto the Snapshot's vocabulary:
 - TGI (`tgi_*`): steps are `tgi_batch_inference_count` (prefill + decode calls);
   token counts are the sums of its per-request histograms (moved at request end).
 
+Each engine is one `DialectSpec` block below its mapper, in REGISTRY: adding an
+engine is a mapper, one block and its name in vocab.Dialect.
+
 A series an engine does not publish stays None. Several series of one name
 (vLLM data-parallel engines, label sets) are summed; SGLang's tensor-parallel
 ranks repeat the same numbers, so only rank 0 is read.
@@ -28,9 +31,7 @@ from dataclasses import dataclass, field
 
 from inferlab.errors import InferlabError
 from inferlab.servermetrics.snapshot import Histogram, Snapshot
-
-DIALECTS = ("llamacpp", "vllm", "sglang", "tgi")
-_PREFIXES = (("llamacpp:", "llamacpp"), ("vllm:", "vllm"), ("sglang:", "sglang"), ("tgi_", "tgi"))
+from inferlab.vocab import Dialect
 
 
 class MetricsError(InferlabError):
@@ -87,6 +88,31 @@ class _Index:
         return Histogram(pairs, count, total or 0.0)
 
 
+Mapper = Callable[[_Index], dict[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class DialectSpec:
+    """One engine's /metrics: how to know it, what to read, and how to map it."""
+
+    name: Dialect
+    engine: str  # as people write it, for messages
+    prefix: str  # its families' common prefix: the lines that say which engine answered
+    needs: tuple[str, ...]  # family-name prefixes the mapper reads (the rest is skipped)
+    histograms: tuple[str, ...]  # its latency histograms' families (skippable mid-level)
+    mapper: Mapper
+
+
+# The latency histograms' families: half a scrape's parsing (vLLM: 2.5 of 4.6 ms). A bench
+# reads them from a level's first and last snapshot only, so the samples between skip them.
+_LATENCY = (
+    "time_to_first_token_seconds",
+    "inter_token_latency_seconds",
+    "time_per_output_token_seconds",
+    "e2e_request_latency_seconds",
+)
+
+
 def _index(text: str, keep: Callable[[dict[str, str]], bool]) -> _Index:
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -101,9 +127,9 @@ def _index(text: str, keep: Callable[[dict[str, str]], bool]) -> _Index:
     return idx
 
 
-def detect_dialect(text: str) -> str | None:
+def detect_dialect(text: str) -> Dialect | None:
     """The engine whose prefix starts the most lines; None when no known prefix appears."""
-    counts = {d: text.count("\n" + prefix) + text.startswith(prefix) for prefix, d in _PREFIXES}
+    counts = {d.name: text.count("\n" + d.prefix) + text.startswith(d.prefix) for d in SPECS}
     best = max(counts, key=lambda d: counts[d])
     return best if counts[best] else None
 
@@ -154,6 +180,9 @@ def _llamacpp(idx: _Index) -> dict[str, object]:
     }
 
 
+LLAMACPP = DialectSpec("llamacpp", "llama.cpp", "llamacpp:", ("llamacpp:",), (), _llamacpp)
+
+
 def _vllm_kv_capacity(idx: _Index) -> float | None:
     """From cache_config_info's labels: kv_cache_size_tokens, else num_gpu_blocks x block_size."""
     total = 0.0
@@ -186,6 +215,7 @@ def _vllm(idx: _Index) -> dict[str, object]:
         "prefix_cache_query_tokens": idx.total(f"{p}prefix_cache_queries_total"),
         "spec_draft_tokens": idx.total(f"{p}spec_decode_num_draft_tokens_total"),
         "spec_accepted_tokens": idx.total(f"{p}spec_decode_num_accepted_tokens_total"),
+        "spec_drafts": idx.total(f"{p}spec_decode_num_drafts_total"),
         "estimated_read_bytes": idx.total(f"{p}estimated_read_bytes_per_gpu_total"),
         "estimated_flops": idx.total(f"{p}estimated_flops_per_gpu_total"),
         "running": idx.total(f"{p}num_requests_running"),
@@ -197,6 +227,33 @@ def _vllm(idx: _Index) -> dict[str, object]:
         "itl_s": itl or idx.histogram(f"{p}time_per_output_token_seconds"),
         "e2e_s": idx.histogram(f"{p}e2e_request_latency_seconds"),
     }
+
+
+VLLM = DialectSpec(
+    "vllm",
+    "vLLM",
+    "vllm:",
+    (
+        "vllm:iteration_tokens_total_count",  # its buckets are never read
+        "vllm:iteration_tokens_total_sum",
+        "vllm:generation_tokens",
+        "vllm:prompt_tokens",
+        "vllm:num_preemptions",
+        "vllm:prefix_cache_",
+        "vllm:spec_decode_num_",
+        "vllm:estimated_",
+        "vllm:num_requests_",
+        "vllm:kv_cache_usage_perc",
+        "vllm:gpu_cache_usage_perc",
+        "vllm:cache_config_info",
+        "vllm:time_to_first_token_seconds",
+        "vllm:inter_token_latency_seconds",
+        "vllm:time_per_output_token_seconds",
+        "vllm:e2e_request_latency_seconds",
+    ),
+    tuple(f"vllm:{n}" for n in _LATENCY),
+    _vllm,
+)
 
 
 def _sglang(idx: _Index) -> dict[str, object]:
@@ -218,6 +275,11 @@ def _sglang(idx: _Index) -> dict[str, object]:
     }
 
 
+SGLANG = DialectSpec(
+    "sglang", "SGLang", "sglang:", ("sglang:",), tuple(f"sglang:{n}" for n in _LATENCY), _sglang
+)
+
+
 def _tgi(idx: _Index) -> dict[str, object]:
     return {
         # prefill and decode calls are separate forward passes in TGI
@@ -234,58 +296,23 @@ def _tgi(idx: _Index) -> dict[str, object]:
     }
 
 
-_MAPPERS: dict[str, Callable[[_Index], dict[str, object]]] = {
-    "llamacpp": _llamacpp,
-    "vllm": _vllm,
-    "sglang": _sglang,
-    "tgi": _tgi,
-}
+TGI = DialectSpec(
+    "tgi",
+    "TGI",
+    "tgi_",
+    ("tgi_",),
+    ("tgi_request_mean_time_per_token_duration", "tgi_request_duration"),
+    _tgi,
+)
 
-
-# Family-name prefixes each dialect reads (see _wanted).
-_NEEDS: dict[str, tuple[str, ...]] = {
-    "llamacpp": ("llamacpp:",),
-    "vllm": (
-        "vllm:iteration_tokens_total_count",  # its buckets are never read
-        "vllm:iteration_tokens_total_sum",
-        "vllm:generation_tokens",
-        "vllm:prompt_tokens",
-        "vllm:num_preemptions",
-        "vllm:prefix_cache_",
-        "vllm:spec_decode_num_",
-        "vllm:estimated_",
-        "vllm:num_requests_",
-        "vllm:kv_cache_usage_perc",
-        "vllm:gpu_cache_usage_perc",
-        "vllm:cache_config_info",
-        "vllm:time_to_first_token_seconds",
-        "vllm:inter_token_latency_seconds",
-        "vllm:time_per_output_token_seconds",
-        "vllm:e2e_request_latency_seconds",
-    ),
-    "sglang": ("sglang:",),
-    "tgi": ("tgi_",),
-}
+# Every engine inferlab reads, in detection order (a tie goes to the first).
+SPECS: tuple[DialectSpec, ...] = (LLAMACPP, VLLM, SGLANG, TGI)
+REGISTRY: dict[Dialect, DialectSpec] = {d.name: d for d in SPECS}
+DIALECTS: tuple[Dialect, ...] = tuple(REGISTRY)
 
 
 def _first_rank(labels: dict[str, str]) -> bool:
     return labels.get("tp_rank", "0") == "0"
-
-
-# The latency histograms' families: half a scrape's parsing (vLLM: 2.5 of 4.6 ms). A bench
-# reads them from a level's first and last snapshot only, so the samples between skip them.
-_LATENCY = (
-    "time_to_first_token_seconds",
-    "inter_token_latency_seconds",
-    "time_per_output_token_seconds",
-    "e2e_request_latency_seconds",
-)
-_HISTOGRAMS: dict[str, tuple[str, ...]] = {
-    "llamacpp": (),
-    "vllm": tuple(f"vllm:{n}" for n in _LATENCY),
-    "sglang": tuple(f"sglang:{n}" for n in _LATENCY),
-    "tgi": ("tgi_request_mean_time_per_token_duration", "tgi_request_duration"),
-}
 
 
 def parse_metrics(text: str, t_mono_s: float, t_unix_s: float, histograms: bool = True) -> Snapshot:
@@ -302,10 +329,9 @@ def parse_metrics(text: str, t_mono_s: float, t_unix_s: float, histograms: bool 
     if dialect is None:
         idx = _index(text, _first_rank)  # garbage raises MetricsUnparsable here
         names = ", ".join(sorted(idx.samples)[:5]) or "no samples"
-        raise UnknownDialect(
-            "Prometheus text from no known engine (llama.cpp, vLLM, SGLang, TGI): " + names
-        )
-    skip = () if histograms else _HISTOGRAMS[dialect]
-    idx = _index(_wanted(text, _NEEDS[dialect], skip), _first_rank)
-    values = _MAPPERS[dialect](idx)
+        known = ", ".join(d.engine for d in SPECS)
+        raise UnknownDialect(f"Prometheus text from no known engine ({known}): " + names)
+    spec = REGISTRY[dialect]
+    idx = _index(_wanted(text, spec.needs, () if histograms else spec.histograms), _first_rank)
+    values = spec.mapper(idx)
     return Snapshot(dialect, t_mono_s, t_unix_s, **values)  # type: ignore[arg-type]

@@ -91,6 +91,12 @@ def _quantiles(h: Histogram | None) -> tuple[float | None, float | None]:
     return (h.quantile(0.5), h.quantile(0.99)) if h is not None and h.count > 0 else (None, None)
 
 
+def _acceptance_length(c: dict[str, float | None]) -> float | None:
+    """Tokens per verify step, as vLLM defines it: 1 + accepted draft tokens per draft."""
+    accepted = _per(c["spec_accepted_tokens"], c["spec_drafts"])
+    return None if accepted is None else 1.0 + accepted
+
+
 def _timely(samples: list[Sample]) -> list[Snapshot]:
     """Snapshots whose time is known well enough to divide by: the server read its counters
     somewhere inside the request's round trip, so a slow scrape (a loaded machine) is left
@@ -149,6 +155,9 @@ def summarize_server_level(
         prefix_cache_query_tokens=c["prefix_cache_query_tokens"],
         spec_accepted_tokens=c["spec_accepted_tokens"],
         spec_draft_tokens=c["spec_draft_tokens"],
+        spec_drafts=c["spec_drafts"],
+        spec_acceptance_rate=_per(c["spec_accepted_tokens"], c["spec_draft_tokens"]),
+        spec_mean_acceptance_length=_acceptance_length(c),
         ttft_p50_s=ttft[0],
         ttft_p99_s=ttft[1],
         itl_p50_s=itl[0],

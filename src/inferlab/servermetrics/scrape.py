@@ -15,13 +15,14 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING
 
+from inferlab.httpbody import MAX_METRICS_BYTES, BodyTooLarge, read_bounded, read_bounded_sync
 from inferlab.servermetrics.dialects import MetricsError, MetricsUnparsable, parse_metrics
 from inferlab.servermetrics.snapshot import Snapshot
 
 if TYPE_CHECKING:
     import aiohttp
 
-MAX_BYTES = 16 << 20  # a /metrics page is tens of kB; more is not a metrics page
+MAX_BYTES = MAX_METRICS_BYTES  # a /metrics page is tens of kB; more is not a metrics page
 
 
 class MetricsNotFound(MetricsError):
@@ -40,32 +41,12 @@ class MetricsUnreachable(MetricsError):
     """Connection refused or reset, DNS failure, other HTTP errors."""
 
 
-def _check_http_url(url: str) -> None:
-    """--url must be http(s)://HOST[:PORT]/...: urllib's own complaints are not user lines."""
-    from urllib.parse import urlsplit
+class MetricsHTTPStatus(MetricsUnreachable):
+    """An HTTP status other than 200/404/501: 5xx is a server not ready (503 while loading)."""
 
-    from inferlab.errors import InferlabError
-
-    try:
-        parts = urlsplit(url.strip())
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
-    except ValueError:  # a broken [IPv6] host, a port out of range
-        ok = False
-    if not ok:
-        raise InferlabError(
-            f"--url {url!r}: give an http(s) URL with a host, e.g. http://127.0.0.1:8080"
-        )
-
-
-def metrics_url(url: str) -> str:
-    """The /metrics URL for a server root, an OpenAI /v1 base, or a /metrics URL itself."""
-    u = url.strip().rstrip("/")
-    _check_http_url(url)
-    if u.endswith("/metrics"):
-        return u
-    if u.endswith("/v1"):
-        u = u[: -len("/v1")]
-    return f"{u}/metrics"
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def classify(url: str, status: int, body: str, content_type: str) -> None:
@@ -79,7 +60,7 @@ def classify(url: str, status: int, body: str, content_type: str) -> None:
             "(llama-server needs --metrics; SGLang --enable-metrics)"
         )
     if status != 200:
-        raise MetricsUnreachable(f"{url} answered HTTP {status}: {body[:120]!r}")
+        raise MetricsHTTPStatus(f"{url} answered HTTP {status}: {body[:120]!r}", status)
     if "html" in content_type.lower():
         raise MetricsUnparsable(f"{url} answered HTML, not Prometheus text")
 
@@ -103,8 +84,10 @@ async def fetch_snapshot(session: aiohttp.ClientSession, url: str, timeout_s: fl
     t0 = time.perf_counter()
     try:
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as r:
-            raw = await r.content.read(MAX_BYTES)
+            raw = await read_bounded(r, MAX_BYTES)
             status, ctype = r.status, r.headers.get("Content-Type", "")
+    except BodyTooLarge as e:
+        raise MetricsUnparsable(f"{e} (not a metrics page)") from e
     except TimeoutError as e:
         raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
     except (aiohttp.ClientError, OSError) as e:
@@ -117,8 +100,10 @@ def scrape_once(url: str, timeout_s: float = 5.0, histograms: bool = True) -> Sn
     t0 = time.perf_counter()
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as r:
-            raw, status = r.read(MAX_BYTES), r.status
+            raw, status = read_bounded_sync(r, url, MAX_BYTES), r.status
             ctype = r.headers.get("Content-Type", "")
+    except BodyTooLarge as e:
+        raise MetricsUnparsable(f"{e} (not a metrics page)") from e
     except urllib.error.HTTPError as e:
         body = e.read(4096).decode("utf-8", "replace") if e.fp else ""
         classify(url, e.code, body, e.headers.get("Content-Type", "") if e.headers else "")

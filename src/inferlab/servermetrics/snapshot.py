@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from inferlab.vocab import Dialect
+
 COUNTERS = (
     "steps",  # engine forward passes (llama.cpp n_decode_total; vLLM iteration_tokens_total_count)
     "generation_tokens",
@@ -23,6 +25,7 @@ COUNTERS = (
     "prefix_cache_query_tokens",
     "spec_draft_tokens",
     "spec_accepted_tokens",
+    "spec_drafts",  # vLLM spec_decode_num_drafts: verify steps that carried a draft
     "estimated_read_bytes",  # vLLM --enable-mfu-metrics, per GPU
     "estimated_flops",  # vLLM --enable-mfu-metrics, per GPU
 )
@@ -80,7 +83,7 @@ class Histogram:
 class Snapshot:
     """One scrape, normalised. Times: the client's monotonic clock and wall clock at the scrape."""
 
-    dialect: str  # "llamacpp" | "vllm" | "sglang" | "tgi"
+    dialect: Dialect
     t_mono_s: float
     t_unix_s: float
     # counters (cumulative since server start)
@@ -92,6 +95,7 @@ class Snapshot:
     prefix_cache_query_tokens: float | None = None
     spec_draft_tokens: float | None = None
     spec_accepted_tokens: float | None = None
+    spec_drafts: float | None = None
     estimated_read_bytes: float | None = None
     estimated_flops: float | None = None
     # gauges (now)

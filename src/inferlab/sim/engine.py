@@ -30,7 +30,7 @@ from inferlab.sim.request import DECODE, SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Batch, Policy, Scheduler
 from inferlab.sim.steptime import DecodeBatch, StepTimeModel
-from inferlab.sim.users import ClosedLoop, ClosedLoopUsers
+from inferlab.sim.users import Chats, ChatUsers, ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 
 NO_DECODES = DecodeBatch(0, 0, list)
@@ -102,7 +102,7 @@ class Engine:
         self._seq = itertools.count()
         self._batch: Batch | None = None  # the step in flight
         self._batch_end_s = 0.0
-        self.users: ClosedLoopUsers | None = None
+        self.users: ClosedLoopUsers | ChatUsers | None = None
 
     def push(self, t: float, r: SimRequest) -> None:
         heapq.heappush(self._events, (t, next(self._seq), r))
@@ -180,25 +180,31 @@ class Engine:
             self.done.append(r)
             nxt = self.users.follow_up(r, t) if self.users is not None else None
             if nxt is not None:
-                self.push(t, nxt)
+                self.push(nxt.arrival_s, nxt)  # at t, or a think time after it
 
 
 def simulate(
     arrivals: list[Arrival],
     model: StepTimeModel,
     policy: Policy,
-    users: ClosedLoop | None = None,
+    users: ClosedLoop | Chats | None = None,
     max_time_s: float = float("inf"),
     max_steps: int = DEFAULT_MAX_STEPS,
 ) -> SimResult:
-    """Run `arrivals` (and closed-loop `users`) to completion, or to `max_time_s`."""
+    """Run `arrivals` (and closed-loop `users` or conversations) to completion, or to
+    `max_time_s`."""
     engine = Engine(model, policy, max_steps)
     ids = itertools.count()
     engine.push_all(
-        SimRequest(next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected)
+        SimRequest(
+            next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected, spec=a.spec
+        )
         for a in arrivals
     )
-    if users is not None and users.users > 0:
+    if isinstance(users, Chats):
+        engine.users = ChatUsers(users, ids)
+        engine.push_all(engine.users.first_requests())
+    elif users is not None and users.users > 0:
         engine.users = ClosedLoopUsers(users, ids)
         engine.push_all(engine.users.first_requests())
     with gc_paused(long_lived=True):  # many small acyclic objects, kept in the result

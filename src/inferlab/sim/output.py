@@ -1,4 +1,4 @@
-"""Simulated requests -> the same records and summary.json schema as `inferlab bench`.
+"""Simulated requests -> the same records and RunSummary (summary.json) as `inferlab bench`.
 
 Token times are gathered with numpy from the engine's step-time tables, and the
 level summary is computed over those arrays (metrics.columns), so an hour-long
@@ -17,12 +17,23 @@ import numpy as np
 import numpy.typing as npt
 
 from inferlab import __version__
+from inferlab.load.spec import Requests
 from inferlab.metrics.columns import RequestColumns, summarize_columns
 from inferlab.records import RecordWriter, RequestRecord
 from inferlab.sim.engine import SimResult, Timeline
 from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.request import DECODE, PREFILL
-from inferlab.summary import ClientStats, LevelSummary
+from inferlab.summary import (
+    SCHEMA_VERSION,
+    ClientStats,
+    LevelSummary,
+    RunSummary,
+    ServerBlock,
+    SimulationBlock,
+    Utilisation,
+    Workload,
+)
+from inferlab.vocab import LevelKind
 
 NS = 1_000_000_000
 UNFINISHED = "unfinished when the simulation ended"
@@ -31,7 +42,7 @@ UNFINISHED = "unfinished when the simulation ended"
 @dataclass(frozen=True, slots=True)
 class LoadLabel:
     label: str  # e.g. "users=30" or "rate=5/s"
-    kind: str  # "concurrency" or "rate"
+    kind: LevelKind
     value: float
 
 
@@ -89,16 +100,20 @@ def columns(result: SimResult, times: TokenTimes) -> RequestColumns:
 
 
 def to_records(
-    result: SimResult, label: str, times: TokenTimes | None = None
+    result: SimResult, label: str, times: TokenTimes | None = None, specs: Requests | None = None
 ) -> list[RequestRecord]:
     with gc_paused(long_lived=True):  # the caller keeps them
-        return list(iter_records(result, label, times))
+        return list(iter_records(result, label, times, specs))
 
 
 def iter_records(
-    result: SimResult, label: str, times: TokenTimes | None = None
+    result: SimResult, label: str, times: TokenTimes | None = None, specs: Requests | None = None
 ) -> Iterator[RequestRecord]:
-    """One record per simulated request, built as it is asked for (writing them needs no list)."""
+    """One record per simulated request, built as it is asked for (writing them needs no list).
+
+    With the level's request specs, each record also says its prefix group, conversation
+    and turn, as bench's records do."""
+    tags = SpecTags.of(specs)
     times = times or TokenTimes.of(result)
     bounds = times.offsets.tolist()
     end_default = int(result.sim_time_s * NS)
@@ -124,7 +139,35 @@ def iter_records(
             prompt_tokens=r.prompt_tokens,
             completion_tokens=n,
             error=None if finished else UNFINISHED,
+            conversation_id=tags.conversation(r.spec),
+            turn=tags.turn(r.spec),
+            prefix_group=tags.group(r.spec),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SpecTags:
+    """Each spec row's prefix group, conversation and turn, as plain lists (-1: none)."""
+
+    groups: list[int]
+    conversations: list[int]
+    turns: list[int]
+
+    @classmethod
+    def of(cls, specs: Requests | None) -> SpecTags:
+        if specs is None:
+            return cls([], [], [])
+        return cls(specs.prefix_group.tolist(), specs.conversation_id.tolist(), specs.turn.tolist())
+
+    def group(self, row: int) -> int | None:
+        return self.groups[row] if 0 <= row < len(self.groups) and self.groups[row] >= 0 else None
+
+    def conversation(self, row: int) -> int | None:
+        ok = 0 <= row < len(self.conversations) and self.conversations[row] >= 0
+        return self.conversations[row] if ok else None
+
+    def turn(self, row: int) -> int:
+        return self.turns[row] if 0 <= row < len(self.turns) else 0
 
 
 def summarize_result(
@@ -142,39 +185,41 @@ def summarize_result(
     )
 
 
-def _downsample(tl: Timeline, n: int = 2000) -> list[list[float]]:
+def _downsample(tl: Timeline, n: int = 2000) -> Utilisation:
     width = len(Timeline.COLUMNS)
     steps = len(tl.rows) // width
     every = max(1, steps // n)
     rows = tl.rows.tolist()
-    return [
-        [rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3])]
+    kept = tuple(
+        (rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3]))
         for i in range(0, steps * width, every * width)
-    ]
+    )
+    return Utilisation(columns=tuple(Timeline.COLUMNS), rows=kept)
 
 
 def build_summary(
     result: SimResult, level: LevelSummary, config: dict[str, Any], command: list[str]
-) -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "tool": f"inferlab {__version__} (simulated)",
-        "simulated": True,
-        "command": command,
-        "started_at_unix_s": time.time(),
-        "interrupted": False,
-        "server": {"url": None, "kind": "simulator", "model": config.get("model")},
-        "workload": config["workload"],
-        "floor": config.get("floor"),
-        "simulation": {k: v for k, v in config.items() if k not in ("workload", "floor")},
-        "utilisation": {
-            "columns": list(Timeline.COLUMNS),
-            "rows": _downsample(result.timeline),
-        },
-        "extra": {},
-        "levels": [level.to_json()],
-        "warnings": [],
-    }
+) -> RunSummary:
+    """The run's summary.json, the same RunSummary bench writes, marked `simulated`.
+
+    `config` holds the simulation's settings (sim_config in commands/simulate.py) and
+    its `workload` block."""
+    settings = {k: v for k, v in config.items() if k not in ("workload", "floor")}
+    return RunSummary(
+        schema_version=SCHEMA_VERSION,
+        tool=f"inferlab {__version__} (simulated)",
+        simulated=True,
+        command=tuple(command),
+        started_at_unix_s=time.time(),
+        interrupted=False,
+        server=ServerBlock(url=None, kind="simulator", model=config.get("model")),
+        workload=Workload.from_json(config["workload"]),
+        floor=None,
+        simulation=SimulationBlock.from_json(settings),
+        utilisation=_downsample(result.timeline),
+        levels=(level,),
+        warnings=(),
+    )
 
 
 def write_records(path: Path, records: Iterable[RequestRecord]) -> None:

@@ -1,25 +1,32 @@
 """Capacity planning: the highest rate one replica sustains within an SLO, then the fleet.
 
-Each candidate rate is a simulation; the search brackets the largest rate
-whose TTFT p99 and TPOT p99 meet the SLO with every request finished.
+Each candidate rate is a simulation judged against the SLO (slo/attainment.py) and its
+saturation verdict; the search is bench's --find-max-load search (slo/search.py): the
+answer is the highest rate simulated that holds the SLO with its queue not overloaded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inferlab.errors import InferlabError
+from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.physics.price import price_per_million
 from inferlab.sim.engine import simulate
 from inferlab.sim.limits import Limits
 from inferlab.sim.output import LoadLabel, summarize_result
 from inferlab.sim.scheduler import Policy
+from inferlab.sim.slo_level import judge_simulated
 from inferlab.sim.steptime import StepTimeModel
-from inferlab.sim.workload import Lengths, open_loop
+from inferlab.sim.workload import arrivals_of
+from inferlab.slo.attainment import ObjectiveResult, SloLevel
+from inferlab.slo.grammar import Slo
+from inferlab.slo.search import MaxLoad, find_max_load
 
 MAX_RATE_PER_S = 1e5  # the search stops growing here
 
@@ -27,8 +34,7 @@ MAX_RATE_PER_S = 1e5  # the search stops growing here
 @dataclass(frozen=True, slots=True)
 class PlanLoad:
     target_rate_per_s: float
-    prompt: Lengths
-    output: Lengths
+    workload: Workload  # lengths, arrival process, seed (its levels are the searched rates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +45,11 @@ class Fleet:
 
 @dataclass(frozen=True, slots=True)
 class Search:
+    slo: Slo  # slo/grammar.py: the same --slo as bench and simulate
     duration_s: float = 60.0  # simulated per candidate rate
     seed: int = 0
     limits: Limits = Limits()
-
-
-@dataclass(frozen=True, slots=True)
-class Slo:
-    ttft_p99_s: float | None = None
-    tpot_p99_s: float | None = None
+    max_levels: int = 16  # simulations at most (slo/search.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +59,19 @@ class RatePoint:
     tpot_p99_s: float
     unfinished: int
     preemptions: int
+    level: SloLevel  # the simulated level against the SLO
+    verdict: str  # saturation: stable, backlogged or overloaded
 
-    def violation(self, slo: Slo) -> str | None:
+    def violation(self) -> str | None:
         """The binding constraint at this rate, or None when the SLO holds."""
-        if self.unfinished:
+        if self.unfinished or self.verdict == "overloaded":
             return "throughput (queue grows without bound)"
-        if slo.ttft_p99_s is not None and self.ttft_p99_s > slo.ttft_p99_s:
+        if self.level.passed:
+            return None
+        name = self.level.binding.name if self.level.binding else "SLO"
+        if name.startswith("ttft"):
             return "memory (KV cache: preemptions)" if self.preemptions else "TTFT"
-        if slo.tpot_p99_s is not None and self.tpot_p99_s > slo.tpot_p99_s:
-            return "TPOT"
-        return None
+        return "TPOT" if name.startswith("tpot") else name
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,96 +82,94 @@ class Plan:
     gpus: int
     usd_per_million_output_tokens: float | None
     points: list[RatePoint]
+    max_load: MaxLoad
+
+
+def _throughput_fails(level: SloLevel) -> SloLevel:
+    """The level as failing on throughput: the queue grew, whatever its percentiles say."""
+    why = ObjectiveResult("throughput", "level", 0.0, False, 1.0)
+    return replace(level, objectives=(*level.objectives, why), passed=False, binding=why)
 
 
 def evaluate(
     model: StepTimeModel, policy: Policy, rate: float, load: PlanLoad, search: Search
 ) -> RatePoint:
-    rng = random.Random(search.seed)
-    arrivals = open_loop(rate, search.duration_s, load.prompt, load.output, rng)
+    w = dataclasses.replace(load.workload, duration_s=search.duration_s, seed=search.seed)
+    arrivals = arrivals_of(w.requests(Level("rate", rate, "plan")))
     res = simulate(
         arrivals, model, policy, max_time_s=search.duration_s * 3, max_steps=search.limits.max_steps
     )
-    lv = summarize_result(res, LoadLabel("plan", "rate", rate))
+    label = LoadLabel("plan", "rate", rate)
+    lv = judge_simulated(summarize_result(res, label), res, label, search.slo)
+    assert lv.slo is not None and lv.saturation is not None  # an SLO, open loop
     unfinished = sum(1 for r in res.requests if r.finish_s is None)
+    judged = lv.slo
+    if unfinished or lv.saturation.verdict == "overloaded":
+        judged = _throughput_fails(judged)
     ttft = lv.ttft_s.p99 or 0.0
     tpot = lv.tpot_s.p99 or 0.0
-    return RatePoint(rate, float(ttft), float(tpot), unfinished, res.preemptions)
+    verdict = lv.saturation.verdict
+    return RatePoint(rate, float(ttft), float(tpot), unfinished, res.preemptions, judged, verdict)
 
 
 def plan_fleet(
     model: StepTimeModel,
     policy: Policy,
-    slo: Slo,
     load: PlanLoad,
+    search: Search,
     fleet: Fleet = Fleet(),
-    search: Search = Search(),
     progress: Callable[[RatePoint], None] = lambda p: None,
 ) -> Plan:
+    """The highest rate one replica sustains within the SLO (slo/search.py), then the fleet."""
     target = load.target_rate_per_s
     if not 0 < target < math.inf:
         raise InferlabError("the target rate must be positive, e.g. --rate 50/s")
-    points: list[RatePoint] = []
+    points: dict[float, RatePoint] = {}
 
-    def at(rate: float) -> RatePoint:
+    def at(rate: float) -> SloLevel:
         p = evaluate(model, policy, rate, load, search)
         progress(p)
-        points.append(p)
-        return p
+        points[rate] = p
+        return p.level
 
     lo_rate = 1.0 / search.duration_s * 5  # a handful of requests: the SLO at (almost) no load
-    first = at(lo_rate)
-    if first.violation(slo):
+    most = min(MAX_RATE_PER_S, search.limits.max_requests / search.duration_s)
+    found = find_max_load(at, "rate", lo_rate, most, search.max_levels)
+    if found.value is None:
+        first = points[lo_rate]
         raise InferlabError(
             f"the SLO is unreachable at any rate: even at {lo_rate:.3g} req/s one replica gives "
             f"TTFT p99 {first.ttft_p99_s:.3g} s, TPOT p99 {first.tpot_p99_s * 1e3:.3g} ms "
-            f"({first.violation(slo)}); relax the SLO, add tensor parallelism or faster hardware"
+            f"({first.violation()}); relax the SLO, add tensor parallelism or faster hardware"
         )
-    lo, hi, binding = _bracket(at, lo_rate, slo, search)
-    for _ in range(8):  # bisect to ~1 %
-        if hi / lo < 1.01:
-            break
-        mid = math.sqrt(lo * hi)
-        v = at(mid).violation(slo)
-        if v:
-            hi, binding = mid, v
-        else:
-            lo = mid
+    lo = found.value
+    above = [p for r, p in points.items() if r > lo and p.violation()]
+    binding = (
+        min(above, key=lambda p: p.rate_per_s).violation() or ""
+        if above
+        else f"none up to {lo:.3g} req/s (the search's highest rate)"
+    )
     replicas = max(1, math.ceil(target / lo))
     gpus = replicas * fleet.tp
     usd = None
     if fleet.usd_per_gpu_hour is not None:
-        out_tokens_per_s = target * load.output.mean
+        out_tokens_per_s = target * load.workload.output.mean_tokens
         usd = price_per_million(
             fleet.usd_per_gpu_hour, out_tokens_per_s, gpus
         ).usd_per_million_tokens
-    return Plan(lo, binding, replicas, gpus, usd, sorted(points, key=lambda p: p.rate_per_s))
-
-
-def _bracket(
-    at: Callable[[float], RatePoint], lo: float, slo: Slo, search: Search
-) -> tuple[float, float, str]:
-    """Double the rate until the SLO breaks: (last rate that held, first that broke, why)."""
-    hi = lo * 2
-    most = search.limits.max_requests / search.duration_s  # the largest rate one simulation takes
-    while hi < MAX_RATE_PER_S:
-        if hi > most:
-            why = (
-                f"none up to {lo:.3g} req/s: a higher rate for {search.duration_s:g} s "
-                f"is over --max-requests {search.limits.max_requests}"
-            )
-            return lo, lo, why
-        v = at(hi).violation(slo)
-        if v:
-            return lo, hi, v
-        lo, hi = hi, hi * 2
-    return lo, hi, "none within the searched range"
+    ordered = sorted(points.values(), key=lambda p: p.rate_per_s)
+    return Plan(lo, binding, replicas, gpus, usd, ordered, found)
 
 
 def plan_json(plan: Plan, target_rate: float, slo: Slo) -> dict[str, Any]:
     return {
         "target_rate_per_s": target_rate,
-        "slo": {"ttft_p99_s": slo.ttft_p99_s, "tpot_p99_s": slo.tpot_p99_s},
+        "slo": {
+            "text": slo.text,
+            "min_attainment": slo.min_attainment,
+            **{f"{o.name}_s": o.limit_s for o in slo.per_level},
+        },
+        "max_load": plan.max_load.to_json(),
         "max_rate_per_replica_per_s": plan.max_rate_per_s,
         "binding_constraint": plan.binding,
         "replicas": plan.replicas,
@@ -179,6 +182,8 @@ def plan_json(plan: Plan, target_rate: float, slo: Slo) -> dict[str, Any]:
                 "tpot_p99_s": p.tpot_p99_s,
                 "unfinished": p.unfinished,
                 "preemptions": p.preemptions,
+                "saturation": p.verdict,
+                "slo": p.level.to_json(),
             }
             for p in plan.points
         ],

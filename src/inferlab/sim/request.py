@@ -27,3 +27,4 @@ class SimRequest:
     finish_s: float | None = None
     preemptions: int = 0
     admit_order: int = 0
+    spec: int = -1  # its row in the level's request specs (load/); -1: injected

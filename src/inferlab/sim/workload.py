@@ -1,4 +1,4 @@
-"""Simulated load: closed-loop users, Poisson or gamma arrivals, traces, injected requests."""
+"""Simulated load: load/'s request specs as arrivals and users, legacy lengths, injections."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferlab.errors import InferlabError
+import numpy as np
 
-MAX_ARRIVALS = 100_000_000  # a hard stop for generated loads; the CLI's --max-requests is lower
+from inferlab.errors import InferlabError
+from inferlab.load.spec import ArrivalProcess, Requests
+from inferlab.sim.users import ClosedLoop
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +22,7 @@ class Arrival:
     prompt_tokens: int
     output_tokens: int
     injected: bool = False
+    spec: int = -1  # its row in the level's request specs (load/)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,35 +88,43 @@ def open_loop(
     prompt: Lengths,
     output: Lengths,
     rng: random.Random,
-    arrival: str = "poisson",
+    arrival: ArrivalProcess = "poisson",
     gamma_shape: float = 1.0,
 ) -> list[Arrival]:
-    """Arrivals at `rate_per_s` for `duration_s`: Poisson, or gamma (shape < 1 is burstier)."""
-    if not 0 < rate_per_s < math.inf:
-        raise InferlabError("the request rate must be positive and finite, e.g. --rate 5/s")
-    expected = rate_per_s * duration_s
-    if not 0 < expected < MAX_ARRIVALS:
-        raise InferlabError(
-            f"--rate x --duration must give between 0 and {MAX_ARRIVALS:.0e} requests "
-            f"(got {expected:.3g})"
-        )
+    """Arrivals at `rate_per_s` for `duration_s`: Poisson, or gamma (shape < 1 is burstier).
+
+    The instants come from load.arrivals (the one place arrivals are drawn)."""
+    from inferlab.load.arrivals import arrival_times
+
     if not 0 < gamma_shape < math.inf:
         raise InferlabError(f"--gamma-shape must be positive, e.g. 0.5 (got {gamma_shape})")
-    out: list[Arrival] = []
-    t = 0.0
-    # Bounded even if the draws underflow to zero (a tiny gamma shape): far past the mean.
-    most = int(4 * expected) + 1000
-    while len(out) <= most:
-        if arrival == "gamma":
-            t += rng.gammavariate(gamma_shape, 1.0 / (rate_per_s * gamma_shape))
-        else:
-            t += rng.expovariate(rate_per_s)
-        if t >= duration_s:
-            return out
-        out.append(Arrival(t, prompt.sample(rng), output.sample(rng)))
-    raise InferlabError(
-        f"the arrivals did not reach --duration {duration_s:g} s after {most} requests; "
-        "use a larger --gamma-shape"
+    gen = np.random.default_rng(rng.getrandbits(64))
+    times = arrival_times(gen, arrival, rate_per_s, gamma_shape, duration_s=duration_s)
+    return [Arrival(t, prompt.sample(rng), output.sample(rng)) for t in times.tolist()]
+
+
+def arrivals_of(reqs: Requests) -> list[Arrival]:
+    """A level's open-loop request specs as simulated arrivals."""
+    return [
+        Arrival(t, p, o, spec=i)
+        for i, (t, p, o) in enumerate(
+            zip(
+                reqs.arrival_s.tolist(),
+                reqs.prompt_tokens.tolist(),
+                reqs.output_tokens.tolist(),
+                strict=True,
+            )
+        )
+    ]
+
+
+def closed_loop_of(reqs: Requests, users: int, stagger_s: float = 0.0) -> ClosedLoop:
+    """A level's closed-loop request specs as `users` users sharing one queue."""
+    return ClosedLoop(
+        users,
+        stagger_s=stagger_s,
+        prompts=reqs.prompt_tokens.tolist(),
+        outputs=reqs.output_tokens.tolist(),
     )
 
 

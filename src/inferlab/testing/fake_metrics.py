@@ -17,7 +17,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-METRICS_DIALECTS = ("none", "llamacpp", "vllm")
+METRICS_DIALECTS = ("none", "llamacpp", "vllm", "vllm-spec")
+# vllm-spec: a speculative decoder in vLLM's spec_decode_* names: one draft of SPEC_TOKENS
+# per step, SPEC_ACCEPTED of them accepted (acceptance 2/3, mean acceptance length 3).
+SPEC_TOKENS, SPEC_ACCEPTED = 3, 2
 KV_CAPACITY_TOKENS = 46592  # as the captured vLLM CPU build: 364 blocks x 128
 ITL_BOUNDS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 TTFT_BOUNDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -76,6 +79,7 @@ class FakeEngine:
     itl: _Hist = field(default_factory=lambda: _Hist(ITL_BOUNDS))
     e2e: _Hist = field(default_factory=lambda: _Hist(E2E_BOUNDS))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    speculative: bool = False  # publish spec_decode_* counters (vllm-spec)
 
     def _advance(self, now: float) -> None:
         if self.live:
@@ -174,12 +178,21 @@ def _vllm(e: FakeEngine) -> Iterator[Any]:
     yield counter("prefix_cache_hits", 0)
     yield counter("estimated_read_bytes_per_gpu", steps * e.read_bytes_per_step)
     yield counter("estimated_flops_per_gpu", steps * e.flops_per_step)
+    if e.speculative:
+        yield counter("spec_decode_num_drafts", steps)
+        yield counter("spec_decode_num_draft_tokens", steps * SPEC_TOKENS)
+        yield counter("spec_decode_num_accepted_tokens", steps * SPEC_ACCEPTED)
     it = HistogramMetricFamily("vllm:iteration_tokens_total", "tokens per step", labels=lab[0])
     it.add_metric(lab[1], [("+Inf", float(steps))], sum_value=float(generated))
     yield it
     yield hist("time_to_first_token_seconds", e.ttft)
     yield hist("inter_token_latency_seconds", e.itl)
     yield hist("e2e_request_latency_seconds", e.e2e)
+
+
+def engine_for(metrics: str, tpot_s: float) -> FakeEngine:
+    """The engine behind --metrics: its dialect, speculative with vllm-spec."""
+    return FakeEngine(metrics.removesuffix("-spec"), tpot_s, speculative=metrics == "vllm-spec")
 
 
 def metered(engine: FakeEngine, handler: Any, log: dict[str, dict[str, Any]]) -> Any:

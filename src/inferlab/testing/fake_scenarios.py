@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from inferlab.testing.fake_slo import SLO_SCENARIOS
 from inferlab.testing.fake_stream import Stream, sleep_until
 
 Scenario = Callable[[Stream], Awaitable[web.StreamResponse]]
@@ -143,4 +144,5 @@ SCENARIOS: dict[str, Scenario] = {
     "over-max": over_max,
     "endless": endless,
     "stall": stall,
+    **SLO_SCENARIOS,  # crowded-K, slo-mix, reasoning (fake_slo.py)
 }

@@ -75,7 +75,7 @@ def make_app(script: Script, metrics: str = "none") -> web.Application:
     if metrics != "none":  # /metrics in an engine's dialect (fake_metrics.py); else 404
         from inferlab.testing import fake_metrics
 
-        engine = fake_metrics.FakeEngine(metrics, script.tpot_s)
+        engine = fake_metrics.engine_for(metrics, script.tpot_s)
         completions = fake_metrics.metered(engine, completions, log)
         app.router.add_get("/metrics", lambda _: fake_metrics.metrics_response(engine))
     app.router.add_get("/v1/models", _models)
@@ -146,7 +146,7 @@ def main() -> None:
     p.add_argument("--slow-factor", type=float, default=3.0)
     p.add_argument(
         "--metrics",
-        choices=["none", "llamacpp", "vllm"],
+        choices=["none", "llamacpp", "vllm", "vllm-spec"],
         default="none",
         help="publish /metrics in this engine's dialect, its counters advanced by a step "
         "clock at --tpot (none: /metrics is a 404)",

@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from inferlab.watch.derive import Physics
+from inferlab.physics.floor import Floor
 from inferlab.watch.devutil import probe_for
 from inferlab.watch.frame import Frame, Watcher
 from inferlab.watch.record import Header, Recorder
@@ -24,12 +24,12 @@ class BackgroundWatch:
     def __init__(
         self,
         url: str,
-        physics: Physics,
+        physics: Floor,
         record: Path,
         interval_s: float = 1.0,
         window_s: float = 5.0,
     ) -> None:
-        from inferlab.servermetrics.scrape import metrics_url
+        from inferlab.address import metrics_url
 
         self.interval_s = interval_s
         self.watcher = Watcher(scraper(metrics_url(url), 2.0), physics, window_s, probe_for(url))

@@ -13,13 +13,15 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from inferlab.engine_result import EngineBench
+from inferlab.metrics.verdict import engine_growth, engine_step
 from inferlab.physics.decode import decode_point
+from inferlab.physics.floor import Floor
 from inferlab.physics.measured import utilisation
 from inferlab.physics.roofline import StepTime, roofline
 from inferlab.servermetrics.snapshot import Delta, Snapshot, delta
-from inferlab.specs.cost import ModelCost
-from inferlab.specs.hardware import HardwareSpec
 from inferlab.units import fmt_bytes
+from inferlab.vocab import Bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +49,17 @@ def unknown(reason: str) -> Quantity:
 
 
 @dataclass(frozen=True, slots=True)
-class Physics:
-    """What the floor needs: the model's costs, the hardware's peaks, a stated context if any."""
+class EngineFloor(Floor):
+    """A floor with the engine alone beside it (engine-bench): watch's reading then splits
+    kernels from serving, as the report does."""
 
-    cost: ModelCost
-    hw: HardwareSpec
-    context_tokens: int | None = None  # --context: tokens per running sequence, when stated
-    devices: int = 1  # --tp: vLLM estimates bytes per GPU; the group reads this many times that
+    engine: EngineBench | None = None
 
-    @property
-    def peak_flops_per_s(self) -> float:
-        return self.hw.peak_flops(self.cost.compute_dtype)
+    @classmethod
+    def of(cls, floor: Floor, engine: EngineBench | None) -> Floor:
+        if engine is None:
+            return floor
+        return cls(floor.cost, floor.hardware, floor.devices, floor.context_tokens, engine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,11 @@ class Live:
     mfu: Quantity
     engine_bytes_per_step: Quantity  # vLLM's own estimate, beside inferlab's
     engine_mbu: Quantity
-    floor_bound: str | None  # "memory" | "compute" at this batch and context
+    floor_bound: Bound | None  # at this batch and context
+    # The engine alone at the running batch, and its step's growth with the batch (share of a
+    # lone step per extra stream): the verdict's numbers (metrics/verdict.py).
+    engine_step_s: Quantity = Quantity(None, "unknown: no engine baseline")
+    engine_growth: Quantity = Quantity(None, "unknown: no engine baseline")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -134,7 +140,7 @@ def _quantile(d: Delta | None, name: str, q: float) -> Quantity:
     return Quantity(v, f"p{q * 100:.0f} of {h.count:.0f} in the window, bucket-interpolated")
 
 
-def _context(snaps: tuple[Snapshot, ...], running: Quantity, ph: Physics) -> Quantity:
+def _context(snaps: tuple[Snapshot, ...], running: Quantity, ph: Floor) -> Quantity:
     """Tokens in each running sequence's KV: the engine's KV use, else a stated --context."""
     last = snaps[-1]
     if last.kv_cache_usage is not None and last.kv_capacity_tokens and running.value:
@@ -159,18 +165,18 @@ class _Step:
     floor: StepTime
 
 
-def _floor_step(ph: Physics, batch: float, context: int) -> _Step:
+def _floor_step(ph: Floor, batch: float, context: int) -> _Step:
     """decode_point at the whole batch, with its KV and FLOPs scaled to the mean batch."""
     nb = max(1, round(batch))
-    p = decode_point(ph.cost, ph.hw, nb, context)
+    p = decode_point(ph.cost, ph.hardware, nb, context)
     b = max(batch, 1e-9)
     bytes_step = p.weight_bytes_per_step + b * p.kv_bytes_per_sequence
     flops_step = b * p.flops_per_step / nb
-    step = roofline(bytes_step, flops_step, ph.hw.bandwidth_bytes_per_s, ph.peak_flops_per_s)
+    step = roofline(bytes_step, flops_step, ph.hardware.bandwidth_bytes_per_s, ph.peak_flops_per_s)
     return _Step(bytes_step, flops_step, step)
 
 
-def derive(snaps: tuple[Snapshot, ...], ph: Physics) -> Live:
+def derive(snaps: tuple[Snapshot, ...], ph: Floor) -> Live:
     """The live quantities over `snaps` (oldest first, no restart inside)."""
     d = delta(snaps[0], snaps[-1]) if len(snaps) >= 2 else None
     if d is not None and d.dt_s <= 0:
@@ -210,12 +216,38 @@ def derive(snaps: tuple[Snapshot, ...], ph: Physics) -> Live:
         itl_p99_s=_quantile(d, "itl_s", 0.99),
         context_tokens=ctx,
         **phys,
+        **_engine_alone(ph, running, prompt, steps),
     )
+
+
+def _engine_alone(
+    ph: Floor, running: Quantity, prompt: Quantity, steps: Quantity
+) -> dict[str, Any]:
+    """The engine alone doing the window's work: its decode step at the running batch, plus
+    the window's prompt tokens per step at its own prefill rate (a served step that carried
+    prompts is compared with the engine's time for the same tokens, not with a bare decode);
+    and the engine's growth with the batch."""
+    if not isinstance(ph, EngineFloor) or ph.engine is None:
+        return {}
+    step = engine_step(ph.engine, running.value)
+    basis = "engine-bench at the running batch"
+    if step is not None and prompt.value and steps.value:
+        step += prompt.value / steps.value * ph.engine.prefill.per_token_s
+        basis += " + the window's prompt tokens per step at its prefill rate"
+    growth = engine_growth(ph.engine)
+    return {
+        "engine_step_s": Quantity(step, basis)
+        if step is not None
+        else unknown("the running batch is outside the engine's measured batches"),
+        "engine_growth": Quantity(growth[0], growth[1])
+        if growth is not None
+        else unknown("the engine measured one batch only"),
+    }
 
 
 def _physics(
     d: Delta | None,
-    ph: Physics,
+    ph: Floor,
     steps: Quantity,
     running: Quantity,
     ctx: Quantity,
@@ -243,7 +275,7 @@ def _measured(steps: Quantity) -> Quantity:
     return Quantity(1.0 / steps.value, "window / engine steps")
 
 
-def _mbu(ph: Physics, steps: Quantity, batch: float, ctx: Quantity) -> dict[str, Any]:
+def _mbu(ph: Floor, steps: Quantity, batch: float, ctx: Quantity) -> dict[str, Any]:
     context = round(ctx.value) if ctx.value is not None else 0
     st = _floor_step(ph, batch, context)
     kv_note = "" if ctx.value is not None else "; lower bound: KV not counted (context unknown)"
@@ -270,7 +302,7 @@ def _mbu(ph: Physics, steps: Quantity, batch: float, ctx: Quantity) -> dict[str,
         st.bytes_per_step,
         st.flops_per_step,
         measured.value,
-        ph.hw.bandwidth_bytes_per_s,
+        ph.hardware.bandwidth_bytes_per_s,
         ph.peak_flops_per_s,
         st.floor.step_time_s,
     )
@@ -279,7 +311,7 @@ def _mbu(ph: Physics, steps: Quantity, batch: float, ctx: Quantity) -> dict[str,
     return out
 
 
-def _mfu(ph: Physics, gen: Quantity, prompt: Quantity, ctx: Quantity) -> Quantity:
+def _mfu(ph: Floor, gen: Quantity, prompt: Quantity, ctx: Quantity) -> Quantity:
     peak = ph.peak_flops_per_s
     if not math.isfinite(peak) or peak <= 0:
         return unknown("no peak FLOPS for this hardware; state --flops")
@@ -293,7 +325,7 @@ def _mfu(ph: Physics, gen: Quantity, prompt: Quantity, ctx: Quantity) -> Quantit
     return Quantity(flops / peak, f"(decode + prefill FLOPs)/s / peak FLOPS{note}")
 
 
-def _engine(d: Delta | None, ph: Physics, steps: Quantity) -> dict[str, Quantity]:
+def _engine(d: Delta | None, ph: Floor, steps: Quantity) -> dict[str, Quantity]:
     """vLLM's own estimated bytes read, per step and as a fraction of peak bandwidth."""
     rb = d.counters.get("estimated_read_bytes") if d is not None else None
     n = d.counters.get("steps") if d is not None else None
@@ -309,5 +341,5 @@ def _engine(d: Delta | None, ph: Physics, steps: Quantity) -> dict[str, Quantity
     bw = rb / d.dt_s
     return {
         "engine_bytes_per_step": per_step,
-        "engine_mbu": Quantity(bw / ph.hw.bandwidth_bytes_per_s, "engine's bytes/s / peak"),
+        "engine_mbu": Quantity(bw / ph.hardware.bandwidth_bytes_per_s, "engine's bytes/s / peak"),
     }

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferlab.errors import InferlabError
+from inferlab.metrics.verdict import TimeNumbers, Verdict, decide
+from inferlab.physics.floor import Floor
 from inferlab.servermetrics.snapshot import Snapshot
-from inferlab.watch.derive import Live, Physics, Quantity, derive
+from inferlab.watch.derive import Live, Quantity, derive
 from inferlab.watch.window import SnapshotWindow
 
 
@@ -85,12 +87,12 @@ def reading(live: Live | None, util: Quantity, util_kind: str) -> str:
         what = "GPU util" if util_kind == "gpu" else "server CPU"
         busy = f" (while {what} reads {_pct(util)})"
     lb = " at least" if "lower bound" in mbu.basis else ""
-    far = live.above_floor.value
-    if far is not None and far > 3:
+    v = live_verdict(live)
+    if v is not None and (v.where != "floor" or live.engine_step_s.value is not None):
+        far = live.above_floor.value
         return (
-            f"{far:.1f}x above the floor ({live.floor_bound}-bound there):{lb} {_pct(mbu)} of "
-            f"peak bandwidth, {_pct(mfu)} of peak FLOPS{busy} — the time goes to overhead "
-            "(scheduling, launches, CPU), not to bytes or FLOPs"
+            f"{v.sentence()};{lb} {_pct(mbu)} of peak bandwidth, {_pct(mfu)} of peak FLOPS"
+            f"{busy}" + (f", {far:.1f}x above the floor" if far is not None else "")
         )
     if live.floor_bound == "compute":
         return (
@@ -103,6 +105,23 @@ def reading(live: Live | None, util: Quantity, util_kind: str) -> str:
     )
 
 
+def live_verdict(live: Live) -> Verdict | None:
+    """The one verdict (metrics/verdict.py) from the window's numbers: the measured step,
+    its floor, the engine alone at the running batch and the engine's growth."""
+    served = live.measured_step_s.value
+    if not served:
+        return None
+    g = live.engine_growth
+    numbers = TimeNumbers(
+        served,
+        live.floor_step_s.value,
+        live.engine_step_s.value,
+        g.value,
+        g.basis if g.value is not None else "",
+    )
+    return decide(numbers)
+
+
 Scrape = Callable[[], Snapshot]
 UtilProbe = Callable[[], tuple[Quantity, str]]
 
@@ -110,7 +129,7 @@ UtilProbe = Callable[[], tuple[Quantity, str]]
 class Watcher:
     """Scrape once per tick; keep the window; turn failures into 'down since' frames."""
 
-    def __init__(self, scrape: Scrape, physics: Physics, window_s: float, util: UtilProbe):
+    def __init__(self, scrape: Scrape, physics: Floor, window_s: float, util: UtilProbe):
         self.scrape = scrape
         self.physics = physics
         self.window = SnapshotWindow(window_s)

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps_line
-from inferlab.watch.derive import Physics
+from inferlab.physics.floor import Floor
 from inferlab.watch.frame import Frame
 
 HEADER = "watch-header"
@@ -41,16 +41,16 @@ class Header:
         return cls(**{f.name: d[f.name] for f in fields(cls)})
 
     @classmethod
-    def of(cls, url: str, ph: Physics, interval_s: float, window_s: float, t: float) -> Header:
+    def of(cls, url: str, ph: Floor, interval_s: float, window_s: float, t: float) -> Header:
         return cls(
             url=url,
             model=ph.cost.name,
-            hardware=ph.hw.name,
+            hardware=ph.hardware.name,
             interval_s=interval_s,
             window_s=window_s,
             weight_bytes_per_step=ph.cost.weight_bytes_per_step(1),
             kv_bytes_per_token=ph.cost.kv_bytes_per_token,
-            bandwidth_bytes_per_s=ph.hw.bandwidth_bytes_per_s,
+            bandwidth_bytes_per_s=ph.hardware.bandwidth_bytes_per_s,
             peak_flops_per_s=ph.peak_flops_per_s,
             started_unix_s=t,
         )

@@ -1,21 +1,36 @@
 """The watch loop: one scrape per interval, fanned out to the record, exporter, page and terminal.
 
-The first scrape is strict (an unreachable URL, no /metrics or an unknown
-dialect is one clear error before anything starts); later failures become
-"down since" frames and the loop keeps going until --duration or Ctrl-C.
+A server that is not up yet, or slow to answer its first scrape (timeout,
+connection refused, HTTP 503 while it loads), is waited for: each interval
+without an answer is a "waiting for the server since ..." frame, shown and
+recorded as down, until it answers, or --start-timeout (or --duration) passes:
+then one line, exit 2. A server that answers wrongly (no /metrics, metrics
+off, an unknown dialect) is one clear error at once. After the first answer,
+failures become "down since" frames and the loop goes on until --duration or
+Ctrl-C. Time comes from a WatchClock, so tests drive the schedule themselves.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from inferlab.watch.derive import Physics
+from inferlab.errors import InferlabError
+from inferlab.physics.floor import Floor
+from inferlab.servermetrics.scrape import MetricsHTTPStatus, MetricsTimeout, MetricsUnreachable
+from inferlab.servermetrics.snapshot import Snapshot
 from inferlab.watch.frame import Frame, Scrape, UtilProbe, Watcher
 from inferlab.watch.record import Header, Recorder
+from inferlab.watch.served import ServerNotUp
+
+DEFAULT_START_TIMEOUT_S = 60.0
+# The floor's figures, or how to get them once the server answers (the model it names).
+FloorSource = Floor | Callable[[], Floor]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,13 +43,26 @@ class WatchConfig:
     web_port: int | None = None
     prometheus_port: int | None = None
     tui: bool = True
+    start_timeout_s: float = DEFAULT_START_TIMEOUT_S  # wait this long for a first answer
 
 
-class Clock(Protocol):
-    """What the loop reads time from and sleeps on: `time` itself; a test passes a fake."""
+class WatchClock(Protocol):
+    """Where the loop's time comes from: the system's, or a test's."""
 
     def monotonic(self) -> float: ...
-    def sleep(self, seconds: float, /) -> None: ...
+    def time(self) -> float: ...
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def time(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 class Sink(Protocol):
@@ -47,6 +75,14 @@ class WatchResult:
     frames: int
     record_lines: int
     interrupted: bool
+    waited_s: float = 0.0  # how long the first answer took to come
+
+
+def not_up(e: BaseException) -> bool:
+    """A server not up yet or slow (wait for it), as opposed to one that answered wrongly."""
+    if isinstance(e, MetricsHTTPStatus):
+        return e.status >= 500  # 503 while loading the model
+    return isinstance(e, MetricsTimeout | MetricsUnreachable | ServerNotUp)
 
 
 class _Outputs:
@@ -113,41 +149,133 @@ def _headless_line(frame: Frame, log: Any) -> None:
     print(f"{stamp} {frame.reading}", file=log, flush=True)
 
 
+def _hhmmss(t_unix_s: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(t_unix_s))
+
+
+class _Run:
+    """One watch: tick k is due at start + k * interval on `clock`; the outputs open as soon
+    as the physics is known (at once when the model is given), so a wait is recorded too."""
+
+    def __init__(
+        self, cfg: WatchConfig, physics: FloorSource, util: UtilProbe, log: Any, clock: WatchClock
+    ) -> None:
+        self.cfg, self.util, self.log, self.clock = cfg, util, log, clock
+        self.physics = physics if isinstance(physics, Floor) else None
+        self._resolve = physics
+        self.out: _Outputs | None = None
+        self.pending: list[Frame] = []  # waiting frames before the physics (header) is known
+        self.start = clock.monotonic()
+        self.since_unix_s = clock.time()
+        self.ticks = self.frames = 0
+        self.waited_s = 0.0
+        self._last_line, self._last_up = float("-inf"), True
+
+    def expired(self) -> bool:
+        d = self.cfg.duration_s
+        return d is not None and self.clock.monotonic() - self.start >= d
+
+    def sleep_to_next_tick(self) -> None:
+        """An absolute schedule; a tick already missed (a slow scrape) is skipped, not burst."""
+        now, step = self.clock.monotonic(), self.cfg.interval_s
+        self.ticks = max(self.ticks + 1, math.ceil((now - self.start) / step))
+        self.clock.sleep(max(0.0, self.start + self.ticks * step - now))
+
+    def publish(self, frame: Frame) -> None:
+        self.frames += 1
+        if self.out is None:
+            self.pending.append(frame)
+        else:
+            self.out.publish(frame)
+        now = self.clock.monotonic()
+        headless = not self.cfg.tui or self.out is None or self.out.view is None
+        if headless and (frame.up != self._last_up or now - self._last_line >= self.cfg.window_s):
+            _headless_line(frame, self.log)
+            self._last_line, self._last_up = now, frame.up
+
+    def open(self) -> Floor:
+        """Open the outputs (once) with the header; the frames waited so far go first."""
+        assert self.physics is not None
+        if self.out is None:
+            cfg = self.cfg
+            header = Header.of(
+                cfg.url, self.physics, cfg.interval_s, cfg.window_s, self.since_unix_s
+            )
+            self.out = _Outputs()
+            _open(cfg, header, self.out, self.log)
+            for frame in self.pending:
+                self.out.publish(frame)
+            self.pending.clear()
+        return self.physics
+
+    def first_answer(self, scrape: Scrape) -> Snapshot:
+        """Try every interval until the server answers; give up after the start timeout."""
+        while True:
+            try:
+                if self.physics is None and callable(self._resolve):
+                    self.physics = self._resolve()
+                snap = scrape()
+                self.waited_s = self.clock.monotonic() - self.start
+                return snap
+            except InferlabError as e:
+                if not not_up(e):
+                    raise  # it answered, wrongly: waiting will not help
+                self._give_up_after(e)
+                if self.physics is not None:
+                    self.open()
+                self.publish(self._waiting_frame(e))
+            self.sleep_to_next_tick()
+
+    def _give_up_after(self, e: InferlabError) -> None:
+        cfg = self.cfg
+        limit, flag = cfg.start_timeout_s, "--start-timeout"
+        if cfg.duration_s is not None and cfg.duration_s < limit:
+            limit, flag = cfg.duration_s, "--duration"
+        if self.clock.monotonic() - self.start >= limit:
+            raise InferlabError(
+                f"no answer from the server in {limit:g} s ({flag}), waiting since "
+                f"{_hhmmss(self.since_unix_s)}; last try: {e}"
+            ) from e
+
+    def _waiting_frame(self, e: InferlabError) -> Frame:
+        util, kind = self.util()
+        since = self.since_unix_s
+        return Frame(
+            self.clock.time(), self.clock.monotonic(), False, since, str(e), False, None, None,
+            util, kind, f"waiting for the server since {_hhmmss(since)}: {e}",
+        )  # fmt: skip
+
+    def close(self) -> int:
+        """Close the outputs; the record's line count."""
+        if self.out is None:
+            return 0
+        lines = self.out.recorder.lines if self.out.recorder else 0
+        self.out.close()
+        return lines
+
+
 def run_watch(
     cfg: WatchConfig,
-    physics: Physics,
+    physics: FloorSource,
     scrape: Scrape,
     util: UtilProbe,
     log: Any = None,
-    clock: Clock = time,
+    clock: WatchClock | None = None,
 ) -> WatchResult:
-    """Scrape every interval until the duration ends or Ctrl-C; always flush and close."""
-    log = log or sys.stderr
-    first = scrape()  # strict: a bad URL or dialect fails here, before anything is opened
-    watcher = Watcher(scrape, physics, cfg.window_s, util)
-    watcher.window.add(first)
-    header = Header.of(cfg.url, physics, cfg.interval_s, cfg.window_s, first.t_unix_s)
-    out = _Outputs()
-    frames, interrupted = 0, False
+    """Wait for the server, then scrape every interval until the duration ends or Ctrl-C;
+    always flush and close. `physics` may be a callable that needs the server (the model
+    it names): it is tried with each scrape until both answer."""
+    run = _Run(cfg, physics, util, log or sys.stderr, clock or SystemClock())
+    interrupted = False
     try:
-        _open(cfg, header, out, log)
-        start = clock.monotonic()
-        last_line, last_up = 0.0, True
-        while cfg.duration_s is None or clock.monotonic() - start < cfg.duration_s:
-            # An absolute schedule: a slow scrape does not push every later one back.
-            due = start + (frames + 1) * cfg.interval_s
-            clock.sleep(max(0.0, due - clock.monotonic()))
-            frame = watcher.tick()
-            frames += 1
-            out.publish(frame)
-            if not cfg.tui and (
-                frame.up != last_up or clock.monotonic() - last_line >= cfg.window_s
-            ):
-                _headless_line(frame, log)
-                last_line, last_up = clock.monotonic(), frame.up
+        first = run.first_answer(scrape)
+        watcher = Watcher(scrape, run.open(), cfg.window_s, util)
+        watcher.window.add(first)
+        while not run.expired():
+            run.sleep_to_next_tick()
+            run.publish(watcher.tick())
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        lines = out.recorder.lines if out.recorder else 0
-        out.close()
-    return WatchResult(frames, lines, interrupted)
+        lines = run.close()
+    return WatchResult(run.frames, lines, interrupted, run.waited_s)

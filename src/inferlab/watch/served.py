@@ -12,17 +12,19 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
+from inferlab.address import checked_root
 from inferlab.errors import InferlabError
+from inferlab.httpbody import MAX_JSON_BYTES, read_bounded_sync
+
+
+class ServerNotUp(InferlabError):
+    """The server did not answer (yet): refused, timed out or 5xx; watch waits for it."""
 
 
 def server_base(url: str) -> str:
-    """http://host:port from what the user gave (with or without /v1 or /metrics)."""
-    u = urlparse(url if "://" in url else "http://" + url)
-    if not u.hostname:
-        raise InferlabError(f"--url {url!r}: write it like http://127.0.0.1:8080")
-    return f"{u.scheme}://{u.netloc}"
+    """The server's root from what the user gave (with or without /v1 or /metrics)."""
+    return checked_root(url, "--url", scheme_optional=True)
 
 
 def model_names(models_json: dict[str, Any]) -> list[str]:
@@ -51,11 +53,16 @@ def served_model(url: str, timeout_s: float = 5.0) -> str:
     listing = f"{server_base(url)}/v1/models"
     try:
         with urllib.request.urlopen(listing, timeout=timeout_s) as r:
-            data = json.loads(r.read().decode("utf-8", "replace"))
+            data = json.loads(read_bounded_sync(r, listing, MAX_JSON_BYTES))
     except (urllib.error.URLError, OSError, ValueError) as e:
-        raise InferlabError(
-            f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
-        ) from e
+        answered = isinstance(e, urllib.error.HTTPError) and e.code < 500
+        if answered or isinstance(e, ValueError):
+            raise InferlabError(
+                f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
+            ) from e
+        # refused, timed out, 503 while loading: watch waits for it (--model needs no wait)
+        reason = getattr(e, "reason", e) if not isinstance(e, urllib.error.HTTPError) else e
+        raise ServerNotUp(f"{listing} did not answer ({reason}); no --model given") from e
     names = model_names(data if isinstance(data, dict) else {})
     spec = readable_spec(names)
     if spec is None:

@@ -105,11 +105,12 @@ def render(frame: Frame | None, header: Header, last_up: Frame | None = None) ->
     title = f"inferlab watch · {header.model} on {header.hardware}"
     if frame is None:
         return Panel(Text("first scrape …"), title=title, width=80)
-    status = (
-        Text(f"up · {frame.snapshot.dialect} · {header.url}", style="green")
-        if frame.up and frame.snapshot
-        else Text(frame.reading, style="bold red")
-    )
+    if frame.up and frame.snapshot:
+        status = Text(f"up · {frame.snapshot.dialect} · {header.url}", style="green")
+    elif last_up is None:  # never answered yet: waiting for it, not down
+        status = Text(f"{frame.reading} · {header.url}", style="bold yellow")
+    else:
+        status = Text(frame.reading, style="bold red")
     parts: list[Any] = [status]
     if frame.restarted:
         parts.append(Text("server restarted (counters reset): the window starts afresh", "yellow"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from inferlab.errors import InferlabError
 from inferlab.sim.policies.base import BatchScheduler
 from inferlab.sim.policies.continuous import ContinuousScheduler
+from inferlab.sim.policies.llamacpp import KNOBS as LLAMA_CPP_KNOBS
+from inferlab.sim.policies.llamacpp import Knob, LlamaCppScheduler
 from inferlab.sim.policies.sequential import SequentialScheduler
 from inferlab.sim.policies.static import StaticScheduler
 from inferlab.sim.scheduler import Policy, Scheduler
@@ -13,7 +15,10 @@ POLICIES: dict[str, type[BatchScheduler]] = {
     "sequential": SequentialScheduler,
     "static": StaticScheduler,
     "continuous": ContinuousScheduler,
+    "llama.cpp": LlamaCppScheduler,
 }
+# A policy's own flags, named once: the command line is built from them.
+KNOBS: dict[str, tuple[Knob, ...]] = {"llama.cpp": LLAMA_CPP_KNOBS}
 
 
 def make_scheduler(policy: Policy) -> Scheduler:

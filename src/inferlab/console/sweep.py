@@ -8,15 +8,20 @@ from __future__ import annotations
 
 from inferlab import signals
 from inferlab.bench.benchmark import BenchConfig, BenchResult
-from inferlab.bench.progress import ProgressHooks
+from inferlab.console.progress import ProgressHooks
 
 
-def execute(cfg: BenchConfig, no_plots: bool, hooks: ProgressHooks | None = None) -> BenchResult:
-    """Run the sweep with a progress bar, print the table, render plots. Returns the result."""
+def execute(
+    cfg: BenchConfig, no_plots: bool, hooks: ProgressHooks | None = None, wide: bool = False
+) -> BenchResult:
+    """Run the sweep with a progress bar, print the table (every column with `wide`),
+    render plots. Returns the result."""
     from inferlab.bench.benchmark import event_loop_runner, run_benchmark
     from inferlab.report.console import print_sweep
 
     hooks = hooks or ProgressHooks()
+    if cfg.floor_note:
+        hooks.notes.append(cfg.floor_note)
     try:
         result: BenchResult = event_loop_runner()(run_benchmark(cfg, hooks))
     except KeyboardInterrupt:
@@ -26,7 +31,7 @@ def execute(cfg: BenchConfig, no_plots: bool, hooks: ProgressHooks | None = None
         raise
     finally:
         hooks.close()
-    print_sweep(result.summary)
+    print_sweep(result.summary, wide=wide)
     if not no_plots:
         from inferlab.records import read_records
         from inferlab.report.plots import render_all

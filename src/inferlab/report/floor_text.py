@@ -1,7 +1,8 @@
 """`inferlab floor` as sections: decode, capacity, prefill, measured, price, claims, levers.
 
-Each section computes from the physics and returns its JSON fields, its table
-rows and its explain lines; the command asks for the sections and concatenates
+The words of the floor: physics/ computes the numbers (decode_point, capacity,
+prefill_stall, ...) and stays numeric; here each section asks it and returns its JSON
+fields, its table rows and its explain lines; the command asks for the sections and concatenates
 them, so a section reads (and is tested) alone. A section that does not apply
 to the query returns an empty `Section`.
 """

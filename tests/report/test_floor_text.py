@@ -9,7 +9,7 @@ import pytest
 
 from inferlab.jsonio import loads_strict
 from inferlab.physics.decode import decode_point
-from inferlab.physics.sections import FloorQuery, floor_sections
+from inferlab.report.floor_text import FloorQuery, floor_sections
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import get_hardware
 

@@ -1,0 +1,119 @@
+"""The floor bench states by itself, when it can: a server on this machine that names its file.
+
+`bench --url` without --floor-* flags asks a server on a loopback address which
+model file it loaded (llama.cpp's /props `model_path`; llama-server in router
+mode says "none"), reads that GGUF's real tensor bytes (specs/) and divides
+them by this machine's read bandwidth as `inferlab probe` measured and saved
+it. The result is one line saying so ("floor: FILE BYTES / BANDWIDTH probed
+here = X ms; --floor-* to override"); where any piece is missing, the line
+says which flag would give MBU instead. Never an error: the bench goes on.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from inferlab.errors import InferlabError
+from inferlab.httpbody import MAX_JSON_BYTES, read_bounded_sync
+from inferlab.physics.floor import Floor
+from inferlab.units import fmt_bandwidth, fmt_bytes
+
+FLAGS_HINT = "--floor-gguf FILE with --floor-hardware NAME (or --floor-bandwidth) gives MBU"
+
+
+@dataclass(frozen=True, slots=True)
+class AutoFloor:
+    floor: Floor | None
+    line: str  # what bench did, or which flag would give MBU
+
+
+def is_loopback(url: str) -> bool:
+    """True for localhost, 127.0.0.0/8 and ::1: a server on this machine."""
+    try:
+        host = urlsplit(url if "://" in url else "http://" + url).hostname or ""
+    except ValueError:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def props_url(base_url: str) -> str:
+    u = base_url.strip().rstrip("/")
+    return (u[: -len("/v1")] if u.endswith("/v1") else u) + "/props"
+
+
+def fetch_props(url: str, headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
+    """llama.cpp's /props as a dict ({} where it answered without one), None if no answer."""
+    req = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as r:
+            d = json.loads(read_bounded_sync(r, url, MAX_JSON_BYTES))
+    except urllib.error.HTTPError:
+        return {}  # it answered: it has no /props (not llama.cpp) or refused it
+    except (urllib.error.URLError, OSError, ValueError, InferlabError):
+        return None
+    return d if isinstance(d, dict) else {}
+
+
+def model_file(props: dict[str, Any] | None) -> Path | None:
+    """The .gguf the server says it loaded, if that path is a file here."""
+    path = (props or {}).get("model_path")
+    if not isinstance(path, str) or not path or path == "none":
+        return None
+    p = Path(path).expanduser()
+    return p if p.suffix == ".gguf" and p.is_file() else None
+
+
+def floor_for(gguf: Path) -> AutoFloor:
+    """The GGUF's tensor bytes over this machine's probed read bandwidth."""
+    from inferlab.specs.cost import derive_cost
+    from inferlab.specs.hardware import get_hardware
+    from inferlab.specs.resolve import resolve_model
+
+    try:
+        cost = derive_cost(resolve_model(str(gguf)))
+    except InferlabError as e:
+        return AutoFloor(
+            None, f"no MBU: the server's model {gguf} could not be read ({e}); {FLAGS_HINT}"
+        )
+    weight = cost.weight_bytes_per_step(1)
+    try:
+        hw = get_hardware("this-machine")
+    except InferlabError:
+        return AutoFloor(
+            None,
+            f"no MBU: the server runs {gguf.name} ({fmt_bytes(weight)}) but this machine's "
+            "bandwidth was never probed: run `inferlab probe` once, or pass --floor-bandwidth "
+            "with --floor-gguf",
+        )
+    step_s = weight / hw.bandwidth_bytes_per_s
+    line = (
+        f"floor: {gguf.name} {fmt_bytes(weight)} / {fmt_bandwidth(hw.bandwidth_bytes_per_s)} "
+        f"probed here = {step_s * 1e3:.3g} ms; --floor-* to override"
+    )
+    return AutoFloor(Floor(cost, hw), line)
+
+
+def auto_floor(base_url: str, api_key: str | None, timeout_s: float = 5.0) -> AutoFloor:
+    """The floor for a local server that names its GGUF, or the line saying what is missing."""
+    if not is_loopback(base_url):
+        return AutoFloor(None, f"no MBU: the server is not on this machine; {FLAGS_HINT}")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    url = props_url(base_url)
+    props = fetch_props(url, headers, timeout_s)
+    gguf = model_file(props)
+    if gguf is None:
+        said = "names no model file here" if props is not None else "did not answer"
+        return AutoFloor(None, f"no MBU: {url} {said}; {FLAGS_HINT}")
+    return floor_for(gguf)

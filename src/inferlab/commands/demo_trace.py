@@ -1,0 +1,89 @@
+"""The demo's last level: real traffic, a slice of the Azure conversation trace replayed.
+
+After the concurrency sweep, the demo replays the first 30 s (15 s with --quick) of
+the Azure LLM inference conversation trace (Patel et al., "Splitwise", ISCA 2024,
+CC-BY 4.0) at its own instants, every length scaled by 0.05 (--length-scale) so the
+trace's GPU-sized prompts fit the bundled CPU model: ~100 requests of ~45 prompt and
+~12 output tokens, mixed lengths and bursts; on this 2-core sandbox 20 s of it took 40 s
+to serve (the server falls behind the bursts: that is what the level shows), so 30 s
+takes about a minute. --trace, --trace-window,
+--trace-speed and --length-scale choose another slice; --no-trace skips the level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inferlab.bench.benchmark import BenchConfig
+    from inferlab.load.workload import TraceLoad
+    from inferlab.summary import RunSummary
+
+DEMO_TRACE = "azure-conv"
+DEMO_WINDOW, DEMO_WINDOW_QUICK = "0:30", "0:15"
+DEMO_LENGTH_SCALE = 0.05
+
+
+def add_trace_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-trace", action="store_true", help="skip the replay of real traffic (azure-conv)"
+    )
+
+
+def demo_trace(args: argparse.Namespace) -> TraceLoad | None:
+    """The slice the demo replays, shaped by the trace flags or the demo's defaults."""
+    if args.no_trace:
+        return None
+    from inferlab.load.traces import parse_window, read_trace, shape_trace
+    from inferlab.load.workload import TraceLoad
+
+    name = args.trace or DEMO_TRACE
+    window = args.trace_window or (DEMO_WINDOW_QUICK if args.quick else DEMO_WINDOW)
+    scale = args.length_scale if args.length_scale != 1.0 or args.trace else DEMO_LENGTH_SCALE
+    shaped = shape_trace(
+        read_trace(name), parse_window(window), args.trace_speed, scale, args.trace_block_tokens
+    )
+    return TraceLoad(shaped, name)
+
+
+def trace_context_tokens(trace: TraceLoad | None) -> int:
+    """Tokens a server slot needs for the longest replayed request."""
+    if trace is None or not trace.trace.rows:
+        return 0
+    return int((trace.trace.prompt_tokens + trace.trace.output_tokens).max())
+
+
+def with_trace_level(cfg: BenchConfig, trace: TraceLoad | None) -> None:
+    """Add the replay to the sweep: one more level, after the concurrency levels."""
+    if trace is None:
+        return
+    from inferlab.bench.benchmark import fixed_workload
+    from inferlab.load.spec import Level
+
+    rows, span = trace.trace.rows, trace.trace.span_s
+    level = Level("trace", (rows - 1) / span if span > 0 else 0.0, "trace")
+    cfg.levels = [*cfg.levels, level]
+    cfg.load = dataclasses.replace(fixed_workload(cfg), levels=tuple(cfg.levels), trace=trace)
+
+
+def trace_line(trace: TraceLoad | None) -> str:
+    return "" if trace is None else f"; then real traffic: {trace.trace.describe()}"
+
+
+def read_trace_level(summary: RunSummary) -> list[str]:
+    """One sentence on the replayed traffic, beside the sweep's reading."""
+    lv = next((x for x in summary.levels if x.label == "trace"), None)
+    if lv is None or not lv.ttft_s.n:
+        return []
+    ms = 1e3
+    lag = lv.schedule_lag_s
+    kept = f", sent within {lag.p99 * ms:.1f} ms of schedule (p99)" if lag and lag.p99 else ""
+    return [
+        f"Real traffic: {lv.requests_ok} of {lv.requests_measured} requests of mixed lengths "
+        f"at {lv.offered_rate_per_s or 0:.2g} req/s{kept}: TTFT p50 "
+        f"{(lv.ttft_s.p50 or 0) * ms:.0f} ms, p99 {(lv.ttft_s.p99 or 0) * ms:.0f} ms; TPOT "
+        f"p50 {(lv.tpot_s.p50 or 0) * ms:.1f} ms. Bursts queue: compare its TTFT tail with "
+        "the closed-loop levels'."
+    ]

@@ -1,0 +1,48 @@
+"""The demo's trace level: which slice, scaled how, added after the sweep."""
+
+from __future__ import annotations
+
+import argparse
+
+from inferlab.bench.benchmark import BenchConfig
+from inferlab.commands.demo_trace import (
+    demo_trace,
+    trace_context_tokens,
+    with_trace_level,
+)
+from inferlab.load.spec import Level
+
+
+def _args(**kw: object) -> argparse.Namespace:
+    base = dict(
+        no_trace=False,
+        trace=None,
+        trace_window=None,
+        quick=True,
+        length_scale=1.0,
+        trace_speed=1.0,
+        trace_block_tokens=512,
+    )
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_the_demo_replays_a_scaled_slice_of_azure_conv() -> None:
+    tr = demo_trace(_args())
+    assert tr is not None and tr.name == "azure-conv"
+    assert tr.trace.length_scale == 0.05 and tr.trace.window_s == (0.0, 15.0)
+    assert 10 <= tr.trace.rows <= 60  # a quarter minute of a ~5 req/s trace
+    assert trace_context_tokens(tr) < 512  # fits a small CPU slot
+    full = demo_trace(_args(quick=False))
+    assert full is not None and full.trace.rows > tr.trace.rows
+    assert demo_trace(_args(no_trace=True)) is None
+
+
+def test_the_trace_level_comes_after_the_sweep() -> None:
+    cfg = BenchConfig("http://x/v1", None, [Level("concurrency", 1), Level("concurrency", 2)])
+    tr = demo_trace(_args())
+    with_trace_level(cfg, tr)
+    assert [lv.kind for lv in cfg.levels] == ["concurrency", "concurrency", "trace"]
+    assert cfg.load is not None and cfg.load.trace is tr
+    reqs = cfg.load.requests(cfg.levels[-1])
+    assert tr is not None and len(reqs) == tr.trace.rows
+    assert len(cfg.load.requests(cfg.levels[0])) == cfg.requests_per_level  # the sweep unchanged
