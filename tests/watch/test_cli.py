@@ -11,9 +11,8 @@ import pytest
 from inferlab.cli import main
 from inferlab.testing.fake_server import running_fake_server
 from inferlab.watch.run import WatchConfig, run_watch
-from tests.watch.helpers import physics, steady
+from tests.watch.helpers import FakeClock, physics, steady
 from tests.watch.test_frame import Script, no_util
-from tests.watch.test_outputs import FakeClock
 
 STATED = ["--weight-bytes", "1GB", "--bandwidth", "10GB/s"]
 
