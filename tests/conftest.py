@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,9 +12,35 @@ import pytest
 from inferlab.cli import main
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec, get_hardware
+from tests.clirun import RunCli, RunJson
 
 GB = 1e9
 KIB = 1024
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def interactive_sigint() -> Iterator[None]:
+    """The session runs as from a terminal: SIGINT raises KeyboardInterrupt, so the processes
+    a test starts can be stopped with it, whatever the session inherited (a shell starts a
+    background job with SIGINT ignored, and a child inherits an ignored signal)."""
+    saved = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if saved is not None:
+        signal.signal(signal.SIGINT, saved)
+
+
+@pytest.fixture(autouse=True)
+def stop_signal_handlers_restored() -> Iterator[None]:
+    """A test that runs a verb in-process leaves the stop signals' handlers as it found them."""
+    saved = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    yield
+    for s, h in saved.items():
+        if h is not None and signal.getsignal(s) is not h:
+            signal.signal(s, h)
 
 
 @pytest.fixture
@@ -27,8 +55,8 @@ def llama8b_card() -> ModelCost:
 
 
 @pytest.fixture
-def run_json(capsys: pytest.CaptureFixture[str]) -> Any:
-    """Run the CLI in-process with --json; return (exit code, parsed object)."""
+def run_json(capsys: pytest.CaptureFixture[str]) -> RunJson:
+    """Run the CLI in-process with --json; assert it exits 0; return the parsed object."""
 
     def _run(*argv: str) -> dict[str, Any]:
         code = main([*argv, "--json"])
@@ -41,7 +69,7 @@ def run_json(capsys: pytest.CaptureFixture[str]) -> Any:
 
 
 @pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
+def run_cli(capsys: pytest.CaptureFixture[str]) -> RunCli:
     """Run the CLI in-process; return (exit code, stdout, stderr). argparse exits become codes."""
 
     def _run(*argv: str) -> tuple[int, str, str]:

@@ -30,6 +30,7 @@ class Script:
     endless_paths: set[str] = field(default_factory=set)  # GET/POST paths answered endlessly
     error_status: int | None = None  # completions answer this status with an endless body
     props: dict[str, object] | None = None  # GET /props answers this (else 404 or endless)
+    token_gap_s: float = 0.0  # between tokens: > 0 keeps them in separate reads (a real TPOT)
     completions: int = 0
     endless_bytes_sent: list[int] = field(default_factory=list)
 
@@ -76,7 +77,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
     for i in range(max_tokens):
         last = i == max_tokens - 1
         await resp.write(_event(" tok", "length" if last else None))
-        await asyncio.sleep(0)
+        await asyncio.sleep(0 if last else script.token_gap_s)
     usage = {"prompt_tokens": 8, "completion_tokens": max_tokens}
     await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
     await resp.write(b"data: [DONE]\n\n")

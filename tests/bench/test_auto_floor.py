@@ -95,6 +95,7 @@ def test_props_url_and_model_file(tmp_path: Path) -> None:
     assert model_file({}) is None and model_file(None) is None
 
 
+@pytest.mark.slow
 def test_a_local_llama_server_gets_its_floor(probed: Path) -> None:
     gguf = smollm2_gguf_path()
     with serve(make_app(Script(props=_llama_props(str(gguf))))) as base:
@@ -110,6 +111,7 @@ def test_a_local_llama_server_gets_its_floor(probed: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_no_probe_yet_says_how_to_get_one(unprobed: None) -> None:
     gguf = smollm2_gguf_path()
     with serve(make_app(Script(props=_llama_props(str(gguf))))) as base:
@@ -119,6 +121,7 @@ def test_no_probe_yet_says_how_to_get_one(unprobed: None) -> None:
     assert gguf.name in auto.line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("props", "said"),
     [
@@ -142,11 +145,14 @@ def test_a_remote_server_is_not_asked(probed: Path) -> None:
     assert auto.floor is None and auto.line.startswith("no MBU: the server is not on this machine")
 
 
+@pytest.mark.slow
 def test_bench_cli_computes_mbu_from_the_stated_floor(
     probed: Path, run_cli: Any, tmp_path: Path
 ) -> None:
     gguf = smollm2_gguf_path()
-    with serve(make_app(Script(props=_llama_props(str(gguf))))) as base:
+    # Tokens 20 ms apart: the client reads them apart, so the level has a TPOT (and an MBU);
+    # sent back to back they can land in one read, a TPOT of 0 and no MBU to compute.
+    with serve(make_app(Script(props=_llama_props(str(gguf)), token_gap_s=0.02))) as base:
         code, out, err = run_cli(
             "bench", "--url", f"{base}/v1", "--concurrency", "1", "--requests-per-level", "2",
             "--warmup", "0", "--prompt-tokens", "8", "--output-tokens", "4", "--no-scrape",
@@ -162,6 +168,7 @@ def test_bench_cli_computes_mbu_from_the_stated_floor(
     assert {w["code"] for w in s["warnings"]} >= {"floor_stated"}
 
 
+@pytest.mark.slow
 def test_bench_without_a_floor_says_which_flag(probed: Path, tmp_path: Path) -> None:
     script = Script()  # no /props: not llama.cpp
     with serve(make_app(script)) as base:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from inferlab.engines.llama_server import free_port
 from inferlab.jsonio import loads_strict
+from tests.clirun import RunCli
+
+pytestmark = pytest.mark.slow  # the scripted fake server, and bench as a real process
 
 
-def test_unreachable_url(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_unreachable_url(run_cli: RunCli, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     code, _, err = run_cli("bench", "--url", url, "--out", str(tmp_path))
     assert code == 2
@@ -17,25 +22,25 @@ def test_unreachable_url(run_cli, tmp_path: Path) -> None:  # type: ignore[no-un
     assert "Traceback" not in err
 
 
-def test_wrong_model_name(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_model_name(run_cli: RunCli, fake_url: str, tmp_path: Path) -> None:
     code, _, err = run_cli("bench", "--url", fake_url, "--model", "gpt-7", "--out", str(tmp_path))
     assert code == 2
     assert "model 'gpt-7' is not served" in err and "fake" in err
 
 
-def test_not_an_openai_api(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_not_an_openai_api(run_cli: RunCli, fake_url: str, tmp_path: Path) -> None:
     root = fake_url.removesuffix("/v1") + "/health"  # answers, but not /models
     code, _, err = run_cli("bench", "--url", root, "--out", str(tmp_path))
     assert code == 2
     assert "not an OpenAI-compatible API" in err
 
 
-def test_bad_concurrency_list(run_cli, fake_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_concurrency_list(run_cli: RunCli, fake_url: str) -> None:
     code, _, err = run_cli("bench", "--url", fake_url, "--concurrency", "1,two")
     assert code == 2 and "--concurrency" in err
 
 
-def test_cli_sweep_strict_and_outputs(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_sweep_strict_and_outputs(run_cli: RunCli, fake_url: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
     code, stdout, _ = run_cli(
         "bench",
@@ -68,7 +73,9 @@ def test_cli_sweep_strict_and_outputs(run_cli, fake_url: str, tmp_path: Path) ->
         assert (out / png).stat().st_size > 10_000, png
 
 
-def test_api_key_is_never_written(run_cli, fake_url: str, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_api_key_is_never_written(
+    run_cli: RunCli, fake_url: str, tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
     code, _, _ = run_cli(
         "bench",
@@ -136,7 +143,7 @@ def test_ctrl_c_keeps_records_and_writes_summary(fake_url: str, tmp_path: Path) 
     assert s["levels"][0]["requests_ok"] + s["levels"][0]["requests_warmup"] >= done - 2
 
 
-def test_json_prints_the_summary_alone(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_json_prints_the_summary_alone(run_cli: RunCli, fake_url: str, tmp_path: Path) -> None:
     code, stdout, err = run_cli(
         "bench",
         "--url",
@@ -163,7 +170,7 @@ def test_json_prints_the_summary_alone(run_cli, fake_url: str, tmp_path: Path) -
 
 
 def test_engine_baseline_splits_levels_and_flags_a_server_faster_than_its_engine(
-    run_cli,  # type: ignore[no-untyped-def]
+    run_cli: RunCli,
     fake_url: str,
     tmp_path: Path,
 ) -> None:

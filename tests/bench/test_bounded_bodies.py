@@ -48,6 +48,7 @@ def test_sync_reader_stops_one_byte_past_the_bound() -> None:
     assert "http://x/y" in str(e.value) and "1000 bytes" in str(e.value)
 
 
+@pytest.mark.slow
 def test_models_listing_is_bounded() -> None:
     with serve(make_app(Script(endless_paths={"/v1/models"}))) as base:
         with pytest.raises(BodyTooLarge) as e:
@@ -57,6 +58,7 @@ def test_models_listing_is_bounded() -> None:
             served_model(base)
 
 
+@pytest.mark.slow
 def test_tokenize_is_bounded_by_the_prompt() -> None:
     text = "word " * 100
     app = make_app(Script(endless_paths={"/tokenize"}))
@@ -66,6 +68,7 @@ def test_tokenize_is_bounded_by_the_prompt() -> None:
     assert str(tokenize_limit_bytes(text)) in str(e.value)
 
 
+@pytest.mark.slow
 def test_metrics_are_bounded_both_ways() -> None:
     with serve(make_app(Script(endless_paths={"/metrics"}))) as base:
         url = f"{base}/metrics"
@@ -77,6 +80,7 @@ def test_metrics_are_bounded_both_ways() -> None:
         assert url in str(e2.value) and str(MAX_METRICS_BYTES) in str(e2.value)
 
 
+@pytest.mark.slow
 def test_error_body_is_bounded() -> None:
     with serve(make_app(Script(error_status=500))) as base:
 
@@ -89,6 +93,7 @@ def test_error_body_is_bounded() -> None:
     assert rec.error.startswith("HTTP 500: ") and str(MAX_ERROR_BYTES) in rec.error
 
 
+@pytest.mark.slow
 def test_declared_length_over_the_bound_fails_before_reading() -> None:
     async def job(s: aiohttp.ClientSession) -> bytes:
         async with s.get(f"{base}/declared") as r:

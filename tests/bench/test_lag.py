@@ -20,9 +20,8 @@ def test_a_blocked_loop_shows_up_as_lag() -> None:
 
     lags = asyncio.run(main())
     # A sample falls due during the block (the longest period is 250 ms) and fires when it
-    # ends: at least 600 - 250 ms late.
+    # ends: at least 600 - 250 ms late. (How much later depends on the machine: no bound.)
     assert max(lags) >= 0.6 - lag.IDLE_PERIOD_S
-    assert max(lags) < 1.2
     assert lag_p99_s(lags) >= 0.6 - lag.IDLE_PERIOD_S  # few samples: the max is the p99
 
 

@@ -12,6 +12,8 @@ import pytest
 from inferlab.bench.client import Endpoint, make_connector, stream_request
 from inferlab.records import RequestRecord
 
+pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
+
 
 def _rec() -> RequestRecord:
     return RequestRecord(
@@ -37,8 +39,9 @@ def test_a_silent_stream_is_cut_after_the_read_timeout(fake_url: str) -> None:
     rec, took_s = asyncio.run(_stream(fake_url, 0.5))
     assert rec.error == "TimeoutError: no data from the server for 0.5 s"
     assert len(rec.event_ns) == 5  # what arrived before the silence is kept
-    # 5 tokens at 10 ms, then 0.5 s of silence (the watch wakes once, re-arms once).
-    assert 0.5 <= took_s < 5.0
+    # Never cut before 0.5 s of silence (the watch re-arms from the last read). The cut is
+    # the client's: the server itself would stay silent for STALL_S, then hang up.
+    assert took_s >= 0.5
 
 
 def test_the_callers_cancel_is_not_turned_into_a_timeout(fake_url: str) -> None:

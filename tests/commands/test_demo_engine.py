@@ -38,6 +38,7 @@ def test_missing_binary_is_one_line_and_the_demo_goes_on(
     assert not (tmp_path / "engine_bench.json").exists()
 
 
+@pytest.mark.slow
 def test_replayed_binaries_are_measured_and_saved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,6 +13,9 @@ import pytest
 from inferlab.drill.numbers import quantity
 from inferlab.drill.session import SessionConfig, plan
 
+pytestmark = pytest.mark.slow  # drill as a real process on a pseudo-terminal
+
+
 KINDS = ("ridge", "amdahl", "cost", "mbu")
 
 

@@ -24,6 +24,7 @@ from inferlab.engines.llama_bench import (
     run_engine_bench,
 )
 from inferlab.jsonio import dumps, loads_strict
+from tests.clirun import RunCli
 
 FIX = Path(__file__).parent / "fixtures"
 BB_FULL = FIX / "batched_bench_1-16_pp32_tg128_t1.jsonl"
@@ -119,6 +120,7 @@ def _cfg(tmp_path: Path, batches: tuple[int, ...] = (1, 2, 4), **kw: object) -> 
     return EngineBenchConfig(**args)
 
 
+@pytest.mark.slow
 def test_run_passes_the_sweep_settings_and_reads_both_tools(tmp_path: Path) -> None:
     _replay(tmp_path)
     eb = run_engine_bench(_cfg(tmp_path))
@@ -143,6 +145,7 @@ def test_run_passes_the_sweep_settings_and_reads_both_tools(tmp_path: Path) -> N
     assert back == eb
 
 
+@pytest.mark.slow
 def test_step_between_measured_batches_is_interpolated(tmp_path: Path) -> None:
     _replay(tmp_path)
     eb = run_engine_bench(_cfg(tmp_path))
@@ -153,6 +156,7 @@ def test_step_between_measured_batches_is_interpolated(tmp_path: Path) -> None:
     assert eb.step_at(8) is None and eb.noise_s(8) == 0.0
 
 
+@pytest.mark.slow
 def test_noise_of_a_batch_includes_the_spread_of_its_passes(tmp_path: Path) -> None:
     _replay(tmp_path, bb=BB_TWICE)
     eb = run_engine_bench(_cfg(tmp_path, batches=(1, 2)))
@@ -161,12 +165,14 @@ def test_noise_of_a_batch_includes_the_spread_of_its_passes(tmp_path: Path) -> N
     assert eb.steps[0].spread_rel > 0.2  # this capture ran on a machine at load 100
 
 
+@pytest.mark.slow
 def test_batch_skipped_for_context_is_an_error(tmp_path: Path) -> None:
     _replay(tmp_path)  # the replay has batches 1, 2, 4 only
     with pytest.raises(EngineBenchError, match=r"skipped batch \[8\]"):
         run_engine_bench(_cfg(tmp_path, batches=(1, 2, 4, 8)))
 
 
+@pytest.mark.slow
 def test_missing_binary_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(EngineBenchError, match=f"{BATCHED_BENCH} not found in {tmp_path}"):
         run_engine_bench(_cfg(tmp_path))
@@ -177,6 +183,7 @@ def test_missing_binary_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "bb.args").exists()  # nothing ran before the check
 
 
+@pytest.mark.slow
 def test_unloadable_gguf_reports_the_tools_own_error(tmp_path: Path) -> None:
     _replay(tmp_path)
     err = FIX / "llama_bench_bad_gguf.stderr"
@@ -188,6 +195,7 @@ def test_unloadable_gguf_reports_the_tools_own_error(tmp_path: Path) -> None:
     assert "\n" not in msg
 
 
+@pytest.mark.slow
 def test_crash_and_hang_are_one_line(tmp_path: Path) -> None:
     _replay(tmp_path)
     _script(tmp_path, BATCHED_BENCH, "echo 'ggml_abort: boom' >&2\nkill -SEGV $$")
@@ -201,6 +209,7 @@ def test_crash_and_hang_are_one_line(tmp_path: Path) -> None:
         run_engine_bench(_cfg(tmp_path, timeout_s=0.4))
 
 
+@pytest.mark.slow
 def test_budget_reached_after_a_full_pass_keeps_the_rows_printed(tmp_path: Path) -> None:
     _replay(tmp_path)
     # One full pass printed, then the second pass never ends: the budget stops it.
@@ -219,7 +228,8 @@ def test_bad_config_is_refused_before_running(tmp_path: Path) -> None:
         run_engine_bench(_cfg(tmp_path, ctx_per_slot=40))
 
 
-def test_cli_writes_strict_json_and_refuses_to_overwrite(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.slow
+def test_cli_writes_strict_json_and_refuses_to_overwrite(run_cli: RunCli, tmp_path: Path) -> None:
     _replay(tmp_path)
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
@@ -236,7 +246,8 @@ def test_cli_writes_strict_json_and_refuses_to_overwrite(run_cli, tmp_path: Path
     assert code == 2 and "already holds engine_bench.json" in err and "Traceback" not in err
 
 
-def test_cli_quick_reduces_the_set(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.slow
+def test_cli_quick_reduces_the_set(run_cli: RunCli, tmp_path: Path) -> None:
     _replay(tmp_path)
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
@@ -248,7 +259,7 @@ def test_cli_quick_reduces_the_set(run_cli, tmp_path: Path) -> None:  # type: ig
     assert bb_args[bb_args.index("-ntg") + 1] == "32"
 
 
-def test_cli_bad_input_exit_2(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_bad_input_exit_2(run_cli: RunCli, tmp_path: Path) -> None:
     code, _, err = run_cli("engine-bench", "--gguf", str(tmp_path / "nope.gguf"))
     assert code == 2 and "--gguf" in err and "no such file" in err
     code, _, err = run_cli("bench", "--url", "http://127.0.0.1:9/v1", "--engine-baseline", "/no")

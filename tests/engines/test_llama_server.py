@@ -17,6 +17,7 @@ def test_bundled_files_are_found() -> None:
     assert llama_server_path().is_file()
 
 
+@pytest.mark.slow
 def test_port_in_use() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -31,6 +32,7 @@ def test_missing_model_file(tmp_path: Path) -> None:
         LlamaServer(ServerOptions(gguf=tmp_path / "nope.gguf"))
 
 
+@pytest.mark.slow
 def test_crash_before_ready_shows_the_log(tmp_path: Path) -> None:
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF not really")

@@ -17,6 +17,7 @@ from inferlab.physics.price import price_per_million
 from inferlab.physics.roofline import launch_overhead_s, ridge_point
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
+from tests.clirun import RunJson
 
 GB = 1e9
 approx = lambda x: pytest.approx(x, rel=0.02)  # noqa: E731
@@ -42,7 +43,7 @@ def test_L16_a_floor_at_4k_context(llama8b_card: ModelCost, h100: HardwareSpec) 
     assert p.step.bound == "memory"
 
 
-def test_L16_a_through_cli(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_L16_a_through_cli(run_json: RunJson) -> None:
     d = run_json("floor", *CARD, "--context", "4096")
     assert d["kv_bytes_total"] == approx(0.537 * GB)
     assert d["bytes_per_step"] == approx(16.54 * GB)
@@ -61,7 +62,7 @@ def test_L16_c_max_batch_in_80GB(llama8b_card: ModelCost, h100: HardwareSpec) ->
     assert capacity(llama8b_card, h100, context=4096).max_batch == 119
 
 
-def test_L16_c_through_cli(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_L16_c_through_cli(run_json: RunJson) -> None:
     d = run_json("capacity", *CARD, "--context", "4096", "--memory", "80GB")
     assert d["max_batch"] == 119
 
@@ -72,7 +73,7 @@ def test_L16_d_achieved_bandwidth_and_mbu(h100: HardwareSpec) -> None:
     assert u.mbu == approx(0.41)
 
 
-def test_L16_d_through_cli(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_L16_d_through_cli(run_json: RunJson) -> None:
     d = run_json(
         "floor", "--weight-bytes", "16.6GB", "--bandwidth", "3.35TB/s", "--measured-step", "12ms"
     )
@@ -93,7 +94,7 @@ def test_L16_e_halving_weights_beats_halving_kv_at_batch_16(
     assert decode_point(half_kv, h100, 16, 4096).step_time_s == approx(6.06e-3)
 
 
-def test_L16_e_levers_rank_weights_first(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_L16_e_levers_rank_weights_first(run_json: RunJson) -> None:
     d = run_json("floor", *CARD, "--batch", "16", "--context", "4096", "--levers")
     by_name = {e["lever"].split(" (")[0]: e for e in d["levers"]}
     assert by_name["halve weight bytes"]["step_time_s"] == approx(4.95e-3)
@@ -111,7 +112,7 @@ def test_L16_f_batch_64(llama8b_card: ModelCost, h100: HardwareSpec) -> None:
     assert p.tokens_per_s_total > 4000
 
 
-def test_Q1_a_300_not_promisable_2000_impossible(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q1_a_300_not_promisable_2000_impossible(run_json: RunJson) -> None:
     d = run_json(
         "floor",
         "--weight-bytes",
@@ -132,7 +133,7 @@ def test_Q1_a_300_not_promisable_2000_impossible(run_json) -> None:  # type: ign
     assert check_claim(180, 209).possible
 
 
-def test_Q1_b_70B_fp8_tp2(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q1_b_70B_fp8_tp2(run_json: RunJson) -> None:
     d = run_json(
         "floor",
         "--weight-bytes",
@@ -159,7 +160,7 @@ def test_Q2_a_prefill_500_tokens(llama8b_card: ModelCost, h100: HardwareSpec) ->
     assert pf.stall_steps == approx(1.7)
 
 
-def test_Q2_b_8000_token_paste_stalls_30_streams(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q2_b_8000_token_paste_stalls_30_streams(run_json: RunJson) -> None:
     d = run_json(
         "floor",
         "--weight-bytes",
@@ -213,7 +214,7 @@ def test_Q4_intensity_tracks_batch_and_kv_delays_compute_bound(
     assert at_4k is None or at_4k > 2 * 295
 
 
-def test_Q5_mbu_80_percent_mfu_near_zero(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q5_mbu_80_percent_mfu_near_zero(run_json: RunJson) -> None:
     d = run_json(
         "floor",
         "--weight-bytes",
@@ -234,7 +235,9 @@ def test_Q6_a_price_at_200_tok_s() -> None:
     assert price_per_million(3.0, 200).usd_per_million_tokens == approx(4.17)
 
 
-def test_Q6_b_price_at_batch_64(llama8b_card: ModelCost, h100: HardwareSpec, run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q6_b_price_at_batch_64(
+    llama8b_card: ModelCost, h100: HardwareSpec, run_json: RunJson
+) -> None:
     d = run_json("cost", "--gpu-hour", "3", "--tokens-per-s", "200", "--vs-tokens-per-s", "4300")
     assert d["vs_usd_per_million_tokens"] == approx(0.19)
     assert d["cost_ratio"] == approx(21.5)
@@ -243,7 +246,7 @@ def test_Q6_b_price_at_batch_64(llama8b_card: ModelCost, h100: HardwareSpec, run
     assert p.tokens_per_s_per_user == approx(67)
 
 
-def test_Q7_a_launch_overhead(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q7_a_launch_overhead(run_json: RunJson) -> None:
     assert launch_overhead_s(300, 4e-6) == approx(1.2e-3)
     d = run_json(
         "floor",
@@ -266,7 +269,7 @@ def test_Q7_b_attention_3x() -> None:
     assert a.ceiling == approx(1.43)
 
 
-def test_Q7_c_attention_and_mlp(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q7_c_attention_and_mlp(run_json: RunJson) -> None:
     a = amdahl([(0.3, 3.0), (0.5, 2.0)])
     assert a.new_time == approx(0.55)
     assert a.speedup == approx(1.82)
@@ -275,14 +278,14 @@ def test_Q7_c_attention_and_mlp(run_json) -> None:  # type: ignore[no-untyped-de
     assert d["speedup"] == approx(1.82)
 
 
-def test_Q6_b_price_from_the_floor_at_batch_64(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_Q6_b_price_from_the_floor_at_batch_64(run_json: RunJson) -> None:
     d = run_json("floor", *CARD, "--batch", "64", "--context", "4096", "--gpu-hour", "3")
     assert d["tokens_per_s_total"] == approx(4300)  # 4,257 at the floor; the card rounds
     assert d["usd_per_million_tokens"] == approx(3 / (d["tokens_per_s_total"] * 3600) * 1e6)
     assert d["usd_per_million_tokens"] == pytest.approx(0.19, rel=0.04)
 
 
-def test_L16_e_halving_kv_wins_at_large_batch_and_context(run_json) -> None:  # type: ignore[no-untyped-def]
+def test_L16_e_halving_kv_wins_at_large_batch_and_context(run_json: RunJson) -> None:
     # "halving cache bytes matters more as batch or context grows"
     d = run_json("floor", *CARD, "--batch", "64", "--context", "4096", "--levers")
     step = {e["lever"].split(" (")[0]: e["step_time_s"] for e in d["levers"]}

@@ -456,10 +456,6 @@ def test_bad_input(c: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert c.names(tmp_path) in r.err, (argv, r.err)
 
 
-def test_at_least_150_cases() -> None:
-    assert len(CASES) >= 150
-
-
 def test_refused_bench_leaves_nothing_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,12 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from inferlab.bench.client import OUTPUT_OVER_MAX, REQUEST_TIMEOUT, over_max_limit
 from inferlab.jsonio import loads_strict
 from inferlab.records import read_records
+from tests.clirun import RunCli
+
+pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
 
 
-def _bench(run_cli, url: str, out: Path, *extra: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+def _bench(run_cli: RunCli, url: str, out: Path, *extra: str) -> tuple[int, str, str]:
     return run_cli(
         "bench", "--url", url, "--model", "endless", "--concurrency", "1,2",
         "--requests-per-level", "2", "--warmup", "0", "--prompt-tokens", "4",
@@ -19,7 +24,7 @@ def _bench(run_cli, url: str, out: Path, *extra: str) -> tuple[int, str, str]:  
     )  # fmt: skip
 
 
-def test_endless_stream_cut_past_max_tokens(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_endless_stream_cut_past_max_tokens(run_cli: RunCli, fake_url: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
     code, stdout, err = _bench(run_cli, fake_url, out, "--output-tokens", "8", "--json")
     assert code == 0, err
@@ -35,7 +40,9 @@ def test_endless_stream_cut_past_max_tokens(run_cli, fake_url: str, tmp_path: Pa
     assert "Traceback" not in err
 
 
-def test_endless_stream_ended_by_request_timeout(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_endless_stream_ended_by_request_timeout(
+    run_cli: RunCli, fake_url: str, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
     code, _, err = _bench(
         run_cli, fake_url, out, "--output-tokens", "100000", "--request-timeout", "300ms"
@@ -45,14 +52,16 @@ def test_endless_stream_ended_by_request_timeout(run_cli, fake_url: str, tmp_pat
     assert len(recs) == 4
     for r in recs:
         assert r.error is not None and r.error.startswith(REQUEST_TIMEOUT), r.error
+        # ended by the deadline (never before it), not at the end of the 100000-token stream
         assert 0 < r.streamed_tokens < 100000
-        # ended near the deadline, not at the end of a 100000-token stream
-        assert (r.end_ns - r.send_ns) / 1e9 < 5.0
+        assert (r.end_ns - r.send_ns) / 1e9 >= 0.3
     summary = json.loads((out / "summary.json").read_text())
     assert summary["workload"]["request_timeout_s"] == 0.3
 
 
-def test_negative_max_connections_refused_at_once(run_cli, fake_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_negative_max_connections_refused_at_once(
+    run_cli: RunCli, fake_url: str, tmp_path: Path
+) -> None:
     code, _, err = run_cli(
         "bench", "--url", fake_url, "--max-connections", "-1", "--out", str(tmp_path / "x")
     )

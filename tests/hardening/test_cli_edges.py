@@ -38,6 +38,7 @@ def test_internal_error_is_one_line_asking_for_a_report(monkeypatch: pytest.Monk
     assert r.code == 1 and "Traceback" in r.err and "_boom" in r.err
 
 
+@pytest.mark.slow
 def test_broken_pipe_exits_quietly() -> None:
     # `inferlab hardware --json | head -c 10`: the reader leaves after 10 bytes.
     p = subprocess.run(
@@ -51,6 +52,7 @@ def test_broken_pipe_exits_quietly() -> None:
     assert p.stderr == "", p.stderr  # no BrokenPipeError, no "Exception ignored"
 
 
+@pytest.mark.slow
 def test_user_error_in_a_real_process_is_one_line() -> None:
     p = subprocess.run(
         [sys.executable, "-m", "inferlab.cli", "floor", "--weight-bytes", "16GB", "--bandwidth",

@@ -9,12 +9,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from inferlab.testing.fake_server import running_fake_server
+import pytest
+
+from tests.clirun import RunCli
+
+pytestmark = pytest.mark.slow  # bench as a real process, killed
 
 
-def _wait_for(pred, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
+def _wait_for(pred: Callable[[], bool], timeout_s: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if pred():
@@ -27,26 +32,31 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def _bench_then_kill(out: Path, levels: str, kill_when) -> None:  # type: ignore[no-untyped-def]
-    with running_fake_server(ttft=0.01, tpot=0.01) as url:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "inferlab.cli", "bench", "--url", url, "--model", "fake",
-             "--concurrency", levels, "--requests-per-level", "40", "--warmup", "0",
-             "--prompt-tokens", "4", "--output-tokens", "20", "--no-plots", "--out", str(out)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            assert _wait_for(lambda: kill_when(_lines(out / "records.jsonl")))
-            os.kill(proc.pid, signal.SIGKILL)
-        finally:
-            proc.kill()
-            proc.wait(timeout=10)
-        assert proc.returncode == -signal.SIGKILL
+def _bench_then_kill(
+    url: str, out: Path, levels: str, kill_when: Callable[[list[str]], bool]
+) -> None:
+    """bench LEVELS against the module's fake server (hardening/conftest.py), SIGKILLed
+    once the records on disk satisfy kill_when."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inferlab.cli", "bench", "--url", url, "--model", "fake",
+         "--concurrency", levels, "--requests-per-level", "40", "--warmup", "0",
+         "--prompt-tokens", "4", "--output-tokens", "20", "--no-plots", "--out", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert _wait_for(lambda: kill_when(_lines(out / "records.jsonl")))
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
 
 
-def test_kill_during_first_level_report_rebuilds(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_kill_during_first_level_report_rebuilds(
+    run_cli: RunCli, fake_url: str, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
-    _bench_then_kill(out, "2", lambda lines: len(lines) >= 5)
+    _bench_then_kill(fake_url, out, "2", lambda lines: len(lines) >= 5)
     assert not (out / "summary.json").exists()  # killed before the level's summary
     lines = _lines(out / "records.jsonl")
     whole = [json.loads(x) for x in lines[:-1]]  # every line but a possibly torn last one
@@ -58,9 +68,13 @@ def test_kill_during_first_level_report_rebuilds(run_cli, tmp_path: Path) -> Non
     assert "Traceback" not in err
 
 
-def test_kill_during_second_level_keeps_both(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_kill_during_second_level_keeps_both(
+    run_cli: RunCli, fake_url: str, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
-    _bench_then_kill(out, "1,4", lambda lines: sum('"level":"c=4"' in x for x in lines) >= 5)
+    _bench_then_kill(
+        fake_url, out, "1,4", lambda lines: sum('"level":"c=4"' in x for x in lines) >= 5
+    )
     summary = json.loads((out / "summary.json").read_text())
     assert [lv["label"] for lv in summary["levels"]] == ["c=1"]  # written when c=1 ended
     from inferlab.commands.report import load_summary

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from inferlab.physics.capacity import capacity
 from inferlab.physics.decode import decode_point
 from inferlab.physics.measured import utilisation
 from inferlab.specs.cost import ModelCost
-from inferlab.specs.hardware import STATED, with_overrides
+from inferlab.specs.hardware import STATED, HardwareSpec, with_overrides
 from tests.hardening.cli_harness import check_promises, run
 
 SETTINGS = settings(
@@ -80,7 +81,7 @@ PARSERS = [
 
 @SETTINGS
 @given(st.text(max_size=20), st.sampled_from(PARSERS))
-def test_any_text_parses_or_raises_unit_error(text: str, parse) -> None:  # type: ignore[no-untyped-def]
+def test_any_text_parses_or_raises_unit_error(text: str, parse: Callable[[str], float]) -> None:
     try:
         value = parse(text)
     except UnitError as e:
@@ -106,7 +107,9 @@ hardware = st.builds(
 
 @SETTINGS
 @given(costs, hardware, st.integers(1, 4096), st.integers(1, 512), st.integers(0, 10**6))
-def test_step_time_non_decreasing_in_batch(c, hw, batch, more, ctx) -> None:  # type: ignore[no-untyped-def]
+def test_step_time_non_decreasing_in_batch(
+    c: ModelCost, hw: HardwareSpec, batch: int, more: int, ctx: int
+) -> None:
     a = decode_point(c, hw, batch, ctx).step_time_s
     b = decode_point(c, hw, batch + more, ctx).step_time_s
     assert b >= a * (1 - 1e-12)
@@ -114,7 +117,9 @@ def test_step_time_non_decreasing_in_batch(c, hw, batch, more, ctx) -> None:  # 
 
 @SETTINGS
 @given(costs, hardware, st.integers(1, 4096), st.integers(0, 10**6), st.integers(1, 10**5))
-def test_step_time_non_decreasing_in_context(c, hw, batch, ctx, more) -> None:  # type: ignore[no-untyped-def]
+def test_step_time_non_decreasing_in_context(
+    c: ModelCost, hw: HardwareSpec, batch: int, ctx: int, more: int
+) -> None:
     a = decode_point(c, hw, batch, ctx).step_time_s
     b = decode_point(c, hw, batch, ctx + more).step_time_s
     assert b >= a * (1 - 1e-12)
@@ -122,7 +127,9 @@ def test_step_time_non_decreasing_in_context(c, hw, batch, ctx, more) -> None:  
 
 @SETTINGS
 @given(costs, hardware, st.integers(1, 4096), st.integers(0, 10**6))
-def test_per_user_rate_under_the_ceiling(c, hw, batch, ctx) -> None:  # type: ignore[no-untyped-def]
+def test_per_user_rate_under_the_ceiling(
+    c: ModelCost, hw: HardwareSpec, batch: int, ctx: int
+) -> None:
     ceiling = decode_point(c, hw, 1, ctx).tokens_per_s_per_user
     p = decode_point(c, hw, batch, ctx)
     assert p.tokens_per_s_per_user <= ceiling * (1 + 1e-12)
@@ -131,7 +138,9 @@ def test_per_user_rate_under_the_ceiling(c, hw, batch, ctx) -> None:  # type: ig
 
 @SETTINGS
 @given(costs, hardware, st.integers(1, 512), st.integers(0, 10**5), st.floats(1.0, 1e3))
-def test_mbu_at_most_one_when_measured_step_is_above_the_floor(c, hw, batch, ctx, slower) -> None:  # type: ignore[no-untyped-def]
+def test_mbu_at_most_one_when_measured_step_is_above_the_floor(
+    c: ModelCost, hw: HardwareSpec, batch: int, ctx: int, slower: float
+) -> None:
     p = decode_point(c, hw, batch, ctx)
     measured = p.step_time_s * slower
     u = utilisation(
@@ -148,7 +157,9 @@ def test_mbu_at_most_one_when_measured_step_is_above_the_floor(c, hw, batch, ctx
 
 @SETTINGS
 @given(costs, hardware, st.integers(1, 10**6), st.floats(0.0, 1e10))
-def test_max_batch_fits_and_one_more_does_not(c, hw, ctx, reserve) -> None:  # type: ignore[no-untyped-def]
+def test_max_batch_fits_and_one_more_does_not(
+    c: ModelCost, hw: HardwareSpec, ctx: int, reserve: float
+) -> None:
     cap = capacity(c, hw, ctx, reserve)
     used = cap.max_batch * cap.kv_bytes_per_sequence + cap.weight_bytes + reserve
     if cap.max_batch > 0:  # with 0, the weights (and reserve) alone may not fit
@@ -187,7 +198,7 @@ def _flags(verb: str) -> list[str]:
 
 
 @st.composite
-def invocations(draw, verbs: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+def invocations(draw: st.DrawFn, verbs: list[str]) -> list[str]:
     verb = draw(st.sampled_from(verbs))
     flags = _flags(verb)
     argv = [verb]
@@ -224,7 +235,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(invocations(FULL_RUN))
 def test_quick_verbs_exit_0_or_2_with_strict_json(isolated: Path, argv: list[str]) -> None:
@@ -232,7 +243,7 @@ def test_quick_verbs_exit_0_or_2_with_strict_json(isolated: Path, argv: list[str
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(invocations(ARGS_ONLY))
 def test_long_verbs_refuse_bad_arguments_in_one_line(isolated: Path, argv: list[str]) -> None:
@@ -302,7 +313,7 @@ FLOOR_BASES = [
 
 
 @st.composite
-def floor_invocations(draw) -> list[str]:  # type: ignore[no-untyped-def]
+def floor_invocations(draw: st.DrawFn) -> list[str]:
     argv = ["floor", *draw(st.sampled_from(FLOOR_BASES))]
     for flag in draw(st.lists(st.sampled_from(sorted(FLOOR_VALUES)), max_size=8, unique=True)):
         argv += [flag, draw(st.sampled_from(FLOOR_VALUES[flag]))]
@@ -313,7 +324,7 @@ def floor_invocations(draw) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(floor_invocations())
 def test_floor_with_admitted_extremes(isolated: Path, argv: list[str]) -> None:
@@ -337,11 +348,11 @@ def _paths(o: object, p: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
 
 
 @st.composite
-def mutated_summaries(draw) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def mutated_summaries(draw: st.DrawFn) -> dict[str, object]:
     import copy
     import json
 
-    s = copy.deepcopy(json.loads(REAL_SUMMARY.read_text()))
+    s: dict[str, object] = copy.deepcopy(json.loads(REAL_SUMMARY.read_text()))
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from(_paths(s)))
         parent: object = s
@@ -358,7 +369,7 @@ def mutated_summaries(draw) -> dict[str, object]:  # type: ignore[no-untyped-def
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(mutated_summaries(), st.booleans())
 def test_report_and_calibrate_on_summaries_of_another_shape(

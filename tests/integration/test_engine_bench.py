@@ -8,8 +8,9 @@ import pytest
 
 from inferlab.engine_result import EngineBenchError
 from inferlab.engines.llama_bench import EngineBenchConfig, load_engine_bench, run_engine_bench
+from tests.clirun import RunCli
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _cfg(gguf: Path) -> EngineBenchConfig:
@@ -25,7 +26,7 @@ def _cfg(gguf: Path) -> EngineBenchConfig:
     )
 
 
-def test_real_binaries_give_a_step_per_batch_and_a_prefill(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_real_binaries_give_a_step_per_batch_and_a_prefill(run_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "eb"
     code, stdout, err = run_cli(
         "engine-bench", "--threads", "1", "--batch", "1,2", "--prompt", "16", "--output", "8",

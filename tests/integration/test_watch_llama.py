@@ -1,17 +1,16 @@
 """`inferlab watch` on the real llama-server under `inferlab bench` load (issue 11).
 
-No model is given: watch reads the GGUF path from the server's /v1/models.
-Checks: MBU in (0, 1]; engine steps/s within 10 % of the bench's own step
-rate (1 / client TPOT p50) while both streams decode; >= 1 record line per interval.
+No model is given: watch reads the GGUF path from the server's /v1/models. Checks what
+holds on any machine: a scrape before the bench and one after it bracket every token the
+bench received (llama.cpp's counter against the bench's records), no engine step emits
+more than one token per slot, each live rate is the difference of the window's raw
+counters, and MBU priced at 1 TB/s (more than this box can read) stays in [0, 1].
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
-import json
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -22,78 +21,71 @@ import pytest
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer
+from inferlab.records import read_records
+from inferlab.watch.frame import Frame
 from inferlab.watch.record import read_record
+from tests.integration.conftest import SLOTS
+from tests.lifecycle.procs import wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 INTERVAL_S = 0.5
+
+
+def _scraped(rec: Path) -> list[Frame]:
+    """The frames recorded so far that hold a scrape."""
+    if not rec.exists():
+        return []
+    return [f for f in read_record(rec)[1] if f.snapshot is not None]
 
 
 def test_watch_under_bench_load(llama: LlamaServer, tmp_path: Path) -> None:
     rec = tmp_path / "watch.jsonl"
     cmd = [sys.executable, "-m", "inferlab.cli", "watch", "--url", llama.base_url,
-           # this machine's read bandwidth is ~20-55 GB/s; the figure only scales MBU
-           "--bandwidth", "20GB/s", "--flops", "200GFLOPS", "--interval", f"{INTERVAL_S}s",
+           "--bandwidth", "1TB/s", "--flops", "1PFLOPS", "--interval", f"{INTERVAL_S}s",
            "--window", "3s", "--record", str(rec), "--no-tui", "--duration", "5min"]  # fmt: skip
     watch = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(2.0)
+        wait_for(lambda: len(_scraped(rec)) >= 1, 120, "a scrape before the bench")
         assert watch.poll() is None, watch.communicate()[1]
         cfg = BenchConfig(
             url=llama.base_url, model=None, levels=[Level("concurrency", 2)],
             requests_per_level=6, prompt_tokens=32, output_tokens=128, out_dir=tmp_path / "b",
         )  # fmt: skip
-        summary = asyncio.run(run_benchmark(cfg)).summary
-        time.sleep(1.0)
+        asyncio.run(run_benchmark(cfg))
+        done_s = time.perf_counter()  # the watch stamps scrapes on this same clock
+        wait_for(lambda: _scraped(rec)[-1].t_mono_s > done_s, 120, "a scrape after the bench")
     finally:
         watch.send_signal(signal.SIGINT)  # Ctrl-C: exit 0, the record flushed
         _, err = watch.communicate(timeout=30)
     assert watch.returncode == 0, err
     header, frames = read_record(rec)
     assert header.model.lower().startswith("smollm2"), header.model  # from /v1/models
-    span_s = frames[-1].t_unix_s - frames[0].t_unix_s
-    assert len(frames) >= span_s / INTERVAL_S  # at least one sample per interval
+    t = [f.t_mono_s for f in frames]
+    assert t == sorted(t)
 
-    # frames whose whole window had both streams decoding, a step in every interval (this
-    # shared machine stalls the server for seconds at times; the client's TPOT p50 skips those)
-    per_window = round(3.0 / INTERVAL_S)
-    steady = []
-    for i in range(per_window, len(frames)):
-        win = frames[i - per_window : i + 1]
-        snaps = [f.snapshot for f in win]
-        if all(s is not None and s.running == 2.0 for s in snaps) and all(
-            b.steps > a.steps
-            for a, b in zip(snaps, snaps[1:], strict=False)  # type: ignore[union-attr,operator]
-        ):
-            steady.append(frames[i])
-    assert len(steady) >= 3, [f.snapshot.steps for f in frames if f.snapshot]
-    for f in steady:
-        assert f.live is not None and f.live.mbu.value is not None
-        assert 0 < f.live.mbu.value <= 1, f.live.mbu
-    # The bench's own step rate over the same windows, from its token timestamps (one token
-    # per stream per step; same monotonic clock as the scrapes), so a stall counts in both.
-    assert summary.clock is not None
-    origin_s = summary.clock["origin_ns"] / 1e9
-    events = sorted(
-        origin_s + ns / 1e9
-        for line in (tmp_path / "b" / "records.jsonl").read_text().splitlines()
-        for ns in json.loads(line).get("event_ns") or []
-    )
-    ratios = []
-    for f in steady:
-        assert f.live is not None and f.live.steps_per_s.value
-        t1 = f.t_mono_s
-        t0 = t1 - f.live.window_s
-        n = bisect.bisect_right(events, t1) - bisect.bisect_right(events, t0)
-        ratios.append(f.live.steps_per_s.value / (n / 2 / f.live.window_s))
-    ratio = statistics.median(ratios)
-    tpot_p50 = summary.levels[0].tpot_s.p50
-    assert tpot_p50 is not None
-    tpot_rate = 1 / tpot_p50
-    watch_rate = statistics.median(f.live.steps_per_s.value or 0 for f in steady if f.live)
-    mbu = statistics.median(f.live.mbu.value or 0 for f in steady if f.live)
-    print(
-        f"\nwatch/bench step rate over the same windows: median {ratio:.3f} "
-        f"({min(ratios):.3f}..{max(ratios):.3f}); watch {watch_rate:.3g} steps/s, "
-        f"1/TPOT p50 {tpot_rate:.3g}; MBU median {mbu:.3g}; {len(steady)}/{len(frames)} frames"
-    )
-    assert ratio == pytest.approx(1.0, rel=0.10)
+    # llama.cpp counts a request's tokens when it ends: between a scrape taken before the
+    # bench and one taken after it, exactly the bench's tokens (nothing else used the server).
+    scraped = [f for f in frames if f.snapshot is not None]
+    before, after = scraped[0].snapshot, scraped[-1].snapshot
+    assert before is not None and after is not None
+    assert before.generation_tokens is not None and after.generation_tokens is not None
+    recs = read_records(tmp_path / "b" / "records.jsonl")
+    generated = after.generation_tokens - before.generation_tokens
+    assert generated == sum(r.n_out for r in recs)
+    assert before.steps is not None and after.steps is not None
+    assert after.steps - before.steps >= generated / SLOTS  # <= one token per slot a step
+
+    by_t = {f.t_mono_s: f.snapshot for f in scraped}
+    windows = 0
+    for f in scraped:
+        lv, b = f.live, f.snapshot
+        if lv is None or b is None or lv.mbu.value is None:
+            continue
+        assert 0 <= lv.mbu.value <= 1, lv.mbu
+        a = by_t.get(f.t_mono_s - lv.window_s)  # the window's first scrape, when recorded
+        if a is None or a.steps is None or b.steps is None or lv.steps_per_s.value is None:
+            continue
+        windows += 1
+        steps_per_s = (b.steps - a.steps) / (b.t_mono_s - a.t_mono_s)
+        assert lv.steps_per_s.value == pytest.approx(steps_per_s, rel=1e-9)
+    assert windows >= 1

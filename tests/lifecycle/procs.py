@@ -89,8 +89,9 @@ def port_free(port: int) -> bool:
     return True
 
 
-def must_die(pid: int, port: int, within_s: float) -> None:
-    """Assert the server dies by itself in time; kill it anyway so a failing test leaves none."""
+def must_die(pid: int, port: int, within_s: float = 60.0) -> None:
+    """Assert the server dies by itself (a bounded wait: without the kernel's parent-death
+    signal it would never die); kill it anyway so a failing test leaves none."""
     try:
         wait_for(lambda: gone(pid) and port_free(port), within_s, f"llama-server {pid} to die")
     finally:

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from inferlab.testing.fake_server import running_fake_server
+from tests.clirun import RunCli
 from tests.lifecycle.procs import inferlab, wait_for
+
+pytestmark = pytest.mark.slow  # bench as a real process, stopped
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +28,7 @@ def _lines(path: Path) -> list[str]:
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_stop_mid_level_keeps_records_and_writes_summary(
-    run_cli,  # type: ignore[no-untyped-def]
+    run_cli: RunCli,
     fake_url: str,
     tmp_path: Path,
     sig: int,

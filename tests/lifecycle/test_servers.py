@@ -10,7 +10,7 @@ import pytest
 
 from tests.lifecycle.procs import gone, inferlab, llama_child, must_die, port_free, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
@@ -45,15 +45,15 @@ def test_sigterm_to_serve_stops_its_server_and_frees_the_port(tmp_path: Path) ->
     assert list((tmp_path / "cwd").iterdir()) == []
 
 
-def test_sigkill_to_serve_takes_its_server_down_within_2s(tmp_path: Path) -> None:
+def test_sigkill_to_serve_takes_its_server_down(tmp_path: Path) -> None:
     proc, _ = _serve(tmp_path)
     server, port = llama_child(proc.pid)
     proc.kill()  # no handler runs: only the kernel (PR_SET_PDEATHSIG) can stop the server now
     proc.communicate(timeout=10)
-    must_die(server, port, within_s=2.0)
+    must_die(server, port)
 
 
-def test_sigkill_to_demo_mid_sweep_takes_its_server_down_within_2s(tmp_path: Path) -> None:
+def test_sigkill_to_demo_mid_sweep_takes_its_server_down(tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = inferlab(
         "demo",
@@ -74,5 +74,5 @@ def test_sigkill_to_demo_mid_sweep_takes_its_server_down_within_2s(tmp_path: Pat
     finally:
         proc.kill()
         proc.communicate(timeout=10)
-    must_die(server, port, within_s=2.0)
+    must_die(server, port)
     assert (out / "llama-server.log").stat().st_size > 0  # its log is in the run folder

@@ -9,6 +9,8 @@ import pytest
 
 from tests.lifecycle.procs import cpu_s, inferlab, wait_for
 
+pytestmark = pytest.mark.slow  # simulate as a real process, stopped
+
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_simulate_stops_with_the_signal_s_exit_code(tmp_path: Path, sig: int, code: int) -> None:

@@ -39,6 +39,7 @@ def test_claim_above_ceiling_is_impossible_with_causes() -> None:
     assert len(claims.fields["impossible_causes"]) == 3
 
 
+@pytest.mark.slow
 def test_floor_json_is_strict_when_a_rate_is_infinite() -> None:
     out = subprocess.run(
         [

@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_report_imports_neither_bench_nor_aiohttp() -> None:
     code = (
         "import sys\n"

@@ -1,4 +1,5 @@
-"""Fixture texts (copied from ../shared/fixtures, real server bytes) and a tiny /metrics server."""
+"""Fixture texts (real server bytes, kept in tests/servermetrics/fixtures) and a tiny /metrics
+server."""
 
 from __future__ import annotations
 
@@ -11,16 +12,10 @@ import pytest
 from aiohttp import web
 
 HERE = Path(__file__).parent / "fixtures"
-# CI keeps shared/ beside the clone; the copy in tests/ is preferred so tests never need it.
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-SHARED_NAMES = {"llamacpp": "llama-server-b11434", "vllm": "vllm-0.32-cpu"}
 
 
 def fixture_text(dialect: str, name: str) -> str:
-    local = HERE / dialect / name
-    if local.exists():
-        return local.read_text()
-    return (SHARED / SHARED_NAMES[dialect] / name).read_text()
+    return (HERE / dialect / name).read_text()
 
 
 @pytest.fixture
@@ -30,7 +25,8 @@ def metrics_server() -> Iterator[Callable[[web.Application], str]]:
 
     def start(app: web.Application) -> str:
         loop = asyncio.new_event_loop()
-        runner = web.AppRunner(app, access_log=None)
+        # a handler still sleeping at the end (the /slow route) is cancelled, not awaited
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         ready = threading.Event()
         port: list[int] = []
 

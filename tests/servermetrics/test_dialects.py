@@ -14,7 +14,7 @@ import pytest
 
 from inferlab.servermetrics.dialects import MetricsUnparsable, UnknownDialect, parse_metrics
 from inferlab.servermetrics.snapshot import delta
-from tests.servermetrics.conftest import SHARED, fixture_text
+from tests.servermetrics.conftest import fixture_text
 
 
 def test_llamacpp_during_load() -> None:
@@ -115,14 +115,6 @@ def test_tgi_by_documented_names() -> None:
     assert s.spec_accepted_tokens == 0
     assert s.kv_cache_usage is None and s.preemptions is None and s.ttft_s is None
     assert s.e2e_s is not None and s.e2e_s.count == 40
-
-
-def test_shared_copy_matches_the_copy_in_tests() -> None:
-    if not SHARED.exists():
-        pytest.skip("../shared/fixtures is not beside this clone")
-    for name in ("metrics-after-load.txt", "metrics-during-c4-load.txt"):
-        shared = (SHARED / "llama-server-b11434" / name).read_text()
-        assert shared == fixture_text("llamacpp", name)
 
 
 @pytest.mark.parametrize(

@@ -73,6 +73,7 @@ def test_metrics_url() -> None:
     assert metrics_url("http://h:9090/metrics") == "http://h:9090/metrics"
 
 
+@pytest.mark.slow
 def test_scrape_once_and_fetch_agree(metrics_server: Callable[[web.Application], str]) -> None:
     root = metrics_server(app_with(ROUTES))
     s = scrape_once(metrics_url(root + "/v1"), 5.0)
@@ -96,6 +97,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "error", "code"), CASES)
 def test_bad_answers_sync(
     metrics_server: Callable[[web.Application], str],
@@ -109,6 +111,7 @@ def test_bad_answers_sync(
     assert e.value.warning_code == code
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "error", "code"), CASES)
 def test_bad_answers_async(
     metrics_server: Callable[[web.Application], str],

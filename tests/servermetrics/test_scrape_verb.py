@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from inferlab.jsonio import loads_strict
 from inferlab.testing.fake_server import running_fake_server
+
+pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
 
 
 def test_scrape_json_and_table(run_cli: Any) -> None:

@@ -30,11 +30,14 @@ def prefill_all(run: Running, t: float = 1.0) -> None:
         run.end_prefill_chunk(r, r.prefill_target - r.prefilled, t)
 
 
-def test_registry_names_every_policy() -> None:
-    assert set(POLICIES) == {"sequential", "static", "continuous", "llama.cpp"}
+def test_every_registered_policy_makes_its_own_scheduler() -> None:
+    for name, cls in POLICIES.items():
+        s = make_scheduler(Policy(name))
+        assert type(s) is cls
     assert isinstance(make_scheduler(Policy("static")), StaticScheduler)
-    with pytest.raises(InferlabError, match="unknown policy 'fifo'"):
+    with pytest.raises(InferlabError, match="unknown policy 'fifo'") as e:
         make_scheduler(Policy("fifo"))
+    assert all(name in str(e.value) for name in POLICIES)  # the error lists every choice
 
 
 def test_sequential_runs_one_request_at_a_time() -> None:

@@ -17,6 +17,7 @@ from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import FittedStepTime
 from inferlab.sim.users import ClosedLoop
 from inferlab.sim.workload import Lengths, open_loop
+from tests.clirun import RunCli
 
 M = ("--model", "llama-3-8b", "--hardware", "h100-sxm")
 
@@ -38,7 +39,7 @@ M = ("--model", "llama-3-8b", "--hardware", "h100-sxm")
         (["--users", "2", "--inject-prompt=-5@1s"], "--inject-prompt"),
     ],
 )
-def test_refused_in_one_line(run_cli, args: list[str], needle: str) -> None:  # type: ignore[no-untyped-def]
+def test_refused_in_one_line(run_cli: RunCli, args: list[str], needle: str) -> None:
     code, out, err = run_cli("simulate", *M, *args)
     assert code == 2 and needle in err and err.count("\n") == 1, err
 
@@ -59,7 +60,7 @@ def test_limits_refuse_nan() -> None:
         Limits().check_requests(float("nan"), "--rate x --duration")
 
 
-def test_negative_trace_tokens_name_the_file_and_line(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_negative_trace_tokens_name_the_file_and_line(run_cli: RunCli, tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     trace.write_text(
         '{"arrival_s": 0.1, "prompt_tokens": 10, "output_tokens": 5}\n'
@@ -70,7 +71,7 @@ def test_negative_trace_tokens_name_the_file_and_line(run_cli, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("duration", ["nan", "0", "-1", "inf"])
-def test_plan_sim_duration_is_named(run_cli, duration: str) -> None:  # type: ignore[no-untyped-def]
+def test_plan_sim_duration_is_named(run_cli: RunCli, duration: str) -> None:
     code, _, err = run_cli(
         "plan", *M, "--rate", "5/s", "--slo", "ttft_p99=1s", f"--sim-duration={duration}"
     )
@@ -78,7 +79,7 @@ def test_plan_sim_duration_is_named(run_cli, duration: str) -> None:  # type: ig
     assert "rate" not in err.split("(")[0]
 
 
-def test_json_alone_on_stdout_and_one_run_per_folder(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_json_alone_on_stdout_and_one_run_per_folder(run_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = ("simulate", *M, "--users", "3", "--output-tokens", "20", "--out", str(out))
     code, stdout, err = run_cli(*args, "--json")

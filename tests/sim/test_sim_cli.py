@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.clirun import RunCli
+
 SWEEP_DIR = Path(__file__).parents[1] / "data"
 
 
-def test_simulate_writes_bench_schema(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_simulate_writes_bench_schema(run_cli: RunCli, tmp_path: Path) -> None:
     code, out, err = run_cli(
         "simulate",
         "--model",
@@ -39,7 +41,7 @@ def test_simulate_writes_bench_schema(run_cli, tmp_path: Path) -> None:  # type:
     assert code == 0 and (tmp_path / "report.html").exists()
 
 
-def test_simulate_calibrated(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_simulate_calibrated(run_cli: RunCli, tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     (run / "summary.json").write_text((SWEEP_DIR / "llama_cpu_sweep_summary.json").read_text())
@@ -61,14 +63,14 @@ def test_simulate_calibrated(run_cli, tmp_path: Path) -> None:  # type: ignore[n
     assert '"step_time_model": "fitted"' in out
 
 
-def test_rate_zero(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_rate_zero(run_cli: RunCli) -> None:
     code, _, err = run_cli(
         "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "0/s"
     )
     assert code == 2 and "rate must be positive" in err
 
 
-def test_kv_cache_too_small(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_kv_cache_too_small(run_cli: RunCli) -> None:
     code, _, err = run_cli(
         "simulate",
         "--model",
@@ -85,12 +87,12 @@ def test_kv_cache_too_small(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert code == 2 and "cannot hold even one request" in err
 
 
-def test_no_load_given(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_no_load_given(run_cli: RunCli) -> None:
     code, _, err = run_cli("simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm")
     assert code == 2 and "--users" in err
 
 
-def test_plan_sizes_a_fleet(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_plan_sizes_a_fleet(run_cli: RunCli) -> None:
     code, out, err = run_cli(
         "plan",
         "--model",
@@ -127,7 +129,7 @@ def test_plan_sizes_a_fleet(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert d["usd_per_million_output_tokens"] > 0
 
 
-def test_plan_unreachable_slo(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_plan_unreachable_slo(run_cli: RunCli) -> None:
     code, _, err = run_cli(
         "plan",
         "--model",
@@ -144,7 +146,7 @@ def test_plan_unreachable_slo(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert code == 2 and "unreachable at any rate" in err
 
 
-def test_plan_bad_slo(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_plan_bad_slo(run_cli: RunCli) -> None:
     code, _, err = run_cli(
         "plan",
         "--model",
@@ -159,7 +161,7 @@ def test_plan_bad_slo(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert code == 2 and "ttft_p99=1s" in err
 
 
-def test_report_measured_and_simulated_side_by_side(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_report_measured_and_simulated_side_by_side(run_cli: RunCli, tmp_path: Path) -> None:
     measured = tmp_path / "measured"
     measured.mkdir()
     (measured / "summary.json").write_text((SWEEP_DIR / "llama_cpu_sweep_summary.json").read_text())
@@ -191,7 +193,7 @@ def test_report_measured_and_simulated_side_by_side(run_cli, tmp_path: Path) -> 
     assert chart.stat().st_size > 10_000
 
 
-def test_simulate_json_prints_the_summary_alone(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_simulate_json_prints_the_summary_alone(run_cli: RunCli) -> None:
     code, out, err = run_cli(
         "simulate",
         "--model",

@@ -10,7 +10,7 @@ import pytest
 
 from inferlab.metrics.requests import latency
 from inferlab.sim.calibrate import closed_loop, fit_from_summary
-from inferlab.sim.engine import simulate
+from inferlab.sim.engine import SimResult, simulate
 from inferlab.sim.output import to_records
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import FittedStepTime, RooflineStepTime
@@ -29,7 +29,7 @@ def card_model() -> RooflineStepTime:
     return RooflineStepTime(ModelCost.stated(16e9, 0.0, 8e9), get_hardware("h100-sxm"))
 
 
-def gaps(res, label="x"):  # type: ignore[no-untyped-def]
+def gaps(res: SimResult, label: str = "x") -> list[float]:
     return [g for r in to_records(res, label) if (x := latency(r)) for g in x.gaps_s]
 
 

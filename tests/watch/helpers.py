@@ -47,3 +47,22 @@ def steady(
         kv_capacity_tokens=None if kv_tokens is None else 100_000.0,
         itl_s=itl_hist(batch * steps, step_s),
     )
+
+
+class FakeClock:
+    """The watch loop's clock under the test's control: monotonic and wall time move only
+    when the loop sleeps (or a scrape advances `t`, to play a slow one)."""
+
+    def __init__(self, t: float = 100.0) -> None:
+        self.t = t
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def time(self) -> float:
+        return 1.8e9 + self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.t += seconds

@@ -11,7 +11,7 @@ import pytest
 from inferlab.cli import main
 from inferlab.testing.fake_server import running_fake_server
 from inferlab.watch.run import WatchConfig, run_watch
-from tests.watch.helpers import physics, steady
+from tests.watch.helpers import FakeClock, physics, steady
 from tests.watch.test_frame import Script, no_util
 
 STATED = ["--weight-bytes", "1GB", "--bandwidth", "10GB/s"]
@@ -39,6 +39,7 @@ def test_unreachable_url(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert not rec.exists()  # nothing opened before the first scrape answered
 
 
+@pytest.mark.slow
 def test_no_metrics_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
     with running_fake_server(metrics="none") as v1:
         _one_line_exit_2(capsys, ["watch", "--url", v1, *STATED], "404")
@@ -53,11 +54,13 @@ def test_unknown_model_and_missing_hardware(capsys: pytest.CaptureFixture[str]) 
                               "1GB/s"], "/nope.gguf")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_no_model_and_a_server_that_names_none(capsys: pytest.CaptureFixture[str]) -> None:
     with running_fake_server(metrics="vllm") as v1:
         _one_line_exit_2(capsys, ["watch", "--url", v1, "--bandwidth", "1GB/s"], "--model")
 
 
+@pytest.mark.slow
 def test_port_in_use(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as busy, running_fake_server(metrics="llamacpp") as v1:
         busy.bind(("127.0.0.1", 0))
@@ -83,7 +86,7 @@ def test_report_renders_a_recorded_watch(
     cfg = WatchConfig(url="http://x", interval_s=0.25, window_s=1.0, duration_s=1.5,
                       record=tmp_path / "watch.jsonl", tui=False)  # fmt: skip
     snaps = [steady(float(t)) for t in range(20)]
-    run_watch(cfg, physics(), Script(snaps), no_util, log=io.StringIO())
+    run_watch(cfg, physics(), Script(snaps), no_util, io.StringIO(), FakeClock())
     assert main(["report", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "median MBU: 44%" in out

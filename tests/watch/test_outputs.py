@@ -11,11 +11,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from inferlab.jsonio import loads_strict
 from inferlab.servermetrics.dialects import MetricsError
+from inferlab.servermetrics.snapshot import Snapshot
 from inferlab.watch.exporter import Exporter
 from inferlab.watch.frame import Watcher
 from inferlab.watch.record import read_record
 from inferlab.watch.run import WatchConfig, run_watch
-from tests.watch.helpers import physics, steady
+from tests.watch.helpers import FakeClock, physics, steady
 from tests.watch.test_frame import Script, no_util
 
 
@@ -69,7 +70,7 @@ def test_record_has_a_line_per_interval_and_survives_ctrl_c(tmp_path: Path) -> N
     snaps.append(KeyboardInterrupt())
     rec = tmp_path / "watch.jsonl"
     cfg = WatchConfig(url="http://x", interval_s=0.25, window_s=1.0, record=rec, tui=False)
-    res = run_watch(cfg, physics(), Script(snaps), no_util, log=io.StringIO())
+    res = run_watch(cfg, physics(), Script(snaps), no_util, io.StringIO(), FakeClock())
     assert res.interrupted and res.frames == 5
     lines = rec.read_text().splitlines()
     assert len(lines) == 1 + 5  # header + one per interval, all flushed
@@ -91,5 +92,24 @@ def test_first_scrape_failing_is_an_error_before_anything_opens(tmp_path: Path) 
 def test_duration_bounds_the_loop(tmp_path: Path) -> None:
     snaps = [steady(float(t)) for t in range(50)]
     cfg = WatchConfig(url="http://x", interval_s=0.25, duration_s=1.0, tui=False)
-    res = run_watch(cfg, physics(), Script(snaps), no_util, log=io.StringIO())
-    assert not res.interrupted and res.frames == 4
+    clock = FakeClock()
+    res = run_watch(cfg, physics(), Script(snaps), no_util, io.StringIO(), clock)
+    assert not res.interrupted and res.frames == 4  # 1 s of 0.25 s intervals
+    assert clock.sleeps == [0.25] * 4 and clock.t == 101.0
+
+
+def test_a_slow_scrape_does_not_push_the_schedule_back() -> None:
+    clock = FakeClock()
+    snaps = [steady(float(t)) for t in range(50)]
+
+    def scrape() -> Snapshot:
+        if len(snaps) == 49:  # the first tick's scrape takes 0.6 s (the strict one went before)
+            clock.t += 0.6
+        return snaps.pop(0)
+
+    cfg = WatchConfig(url="http://x", interval_s=0.25, duration_s=1.0, tui=False)
+    res = run_watch(cfg, physics(), scrape, no_util, io.StringIO(), clock)
+    # the tick due at 0.25 ends at 0.85; those due at 0.5 and 0.75 are skipped (overdue:
+    # no burst of scrapes), and the next runs when it was due, at 1.0: none moved later
+    assert res.frames == 2
+    assert clock.sleeps == [0.25, pytest.approx(0.15)]

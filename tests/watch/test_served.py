@@ -6,16 +6,11 @@ import json
 from pathlib import Path
 
 from inferlab.watch.served import model_names, readable_spec, server_base
-
-FIXTURE = Path("/work/shared/fixtures/llama-server-b11434/v1-models.json")
-LLAMA_V1_MODELS = {
-    "models": [{"name": "/m/SmolLM2.gguf", "model": "/m/SmolLM2.gguf"}],
-    "data": [{"id": "/m/SmolLM2.gguf", "owned_by": "llamacpp"}],
-}  # the shape of fixtures/llama-server-b11434/v1-models.json
+from tests.servermetrics.conftest import fixture_text
 
 
 def test_llama_server_names_its_gguf_path() -> None:
-    data = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else LLAMA_V1_MODELS
+    data = json.loads(fixture_text("llamacpp", "v1-models.json"))  # llama-server b11434's answer
     names = model_names(data)
     assert len(names) == 1 and names[0].endswith(".gguf")
 

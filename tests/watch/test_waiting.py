@@ -35,29 +35,11 @@ from inferlab.watch.record import read_record
 from inferlab.watch.run import WatchConfig, run_watch
 from inferlab.watch.served import ServerNotUp
 from tests.bench.bounded_app import serve
-from tests.watch.helpers import physics, steady
+from tests.watch.helpers import FakeClock, physics, steady
 from tests.watch.test_frame import no_util
 
 METRICS = Path(__file__).parents[1] / "servermetrics/fixtures/llamacpp/metrics-after-load.txt"
 REFUSED = "cannot reach http://127.0.0.1:9/metrics (connection refused)"
-
-
-class FakeClock:
-    """Monotonic and wall time that move only when the watch sleeps (or a scrape takes time)."""
-
-    def __init__(self) -> None:
-        self.t = 500.0
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def time(self) -> float:
-        return 1.8e9 + self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.t += seconds
 
 
 class Scraper:
@@ -86,7 +68,7 @@ def _cfg(tmp_path: Path, **kw: Any) -> WatchConfig:
 
 @pytest.mark.parametrize("n", [1, 3, 20])
 def test_n_failures_are_n_down_intervals_then_data(tmp_path: Path, n: int) -> None:
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     errors: list[MetricsError] = [MetricsUnreachable(REFUSED)] * n
     log = io.StringIO()
     cfg = _cfg(tmp_path, duration_s=n + 3.0)
@@ -112,7 +94,7 @@ def test_n_failures_are_n_down_intervals_then_data(tmp_path: Path, n: int) -> No
 
 def test_a_slow_first_scrape_is_waited_for(tmp_path: Path) -> None:
     # The run from the issue: "/metrics did not answer within 2 s" on a server just up.
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     slow = MetricsTimeout("http://127.0.0.1:9/metrics did not answer within 2 s")
     scraper = Scraper(clock, [slow, slow], cost_s=2.0)
     cfg = _cfg(tmp_path, duration_s=8.0)
@@ -125,7 +107,7 @@ def test_a_slow_first_scrape_is_waited_for(tmp_path: Path) -> None:
 
 
 def test_never_answering_ends_with_one_line_after_the_start_timeout(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     scraper = Scraper(clock, [MetricsUnreachable(REFUSED)] * 1000)
     cfg = _cfg(tmp_path, start_timeout_s=5.0)
     with pytest.raises(InferlabError) as e:
@@ -138,7 +120,7 @@ def test_never_answering_ends_with_one_line_after_the_start_timeout(tmp_path: Pa
 
 
 def test_a_shorter_duration_ends_the_wait(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     scraper = Scraper(clock, [MetricsUnreachable(REFUSED)] * 1000)
     cfg = _cfg(tmp_path, duration_s=3.0, start_timeout_s=60.0)
     with pytest.raises(InferlabError, match=r"3 s \(--duration\)"):
@@ -147,7 +129,7 @@ def test_a_shorter_duration_ends_the_wait(tmp_path: Path) -> None:
 
 
 def test_zero_start_timeout_opens_nothing(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     cfg = _cfg(tmp_path, start_timeout_s=0.0)
     with pytest.raises(InferlabError, match="connection refused"):
         run_watch(cfg, physics(), Scraper(clock, [MetricsUnreachable(REFUSED)]), no_util,
@@ -167,7 +149,7 @@ def test_zero_start_timeout_opens_nothing(tmp_path: Path) -> None:
 def test_only_a_server_not_up_is_waited_for(
     tmp_path: Path, error: MetricsError, waits: bool
 ) -> None:
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     cfg = _cfg(tmp_path, duration_s=3.0)
     scraper = Scraper(clock, [error])
     if waits:
@@ -183,7 +165,7 @@ def test_only_a_server_not_up_is_waited_for(
 def test_the_served_model_is_waited_for_and_the_wait_recorded(tmp_path: Path) -> None:
     """No --model: the physics needs the server's /v1/models; the frames of the wait are
     kept until the header is known, then recorded first, in order."""
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     asked: list[float] = []
 
     def resolve() -> Floor:
@@ -281,7 +263,7 @@ def test_the_terminal_shows_the_wait_in_80_columns(tmp_path: Path) -> None:
     from inferlab.watch.record import Header
     from inferlab.watch.tui import render
 
-    clock = FakeClock()
+    clock = FakeClock(500.0)
     cfg = _cfg(tmp_path, duration_s=1.0)
     run_watch(cfg, physics(), Scraper(clock, [MetricsUnreachable(REFUSED)]), no_util,
               log=io.StringIO(), clock=clock)  # fmt: skip

@@ -13,16 +13,16 @@ import os
 import signal
 import urllib.request
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+import pytest
 
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
 from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level
 from inferlab.records import RequestRecord, read_records
-from inferlab.testing.fake_server import running_fake_server
+
+pytestmark = pytest.mark.slow  # the fake server and worker processes
 
 
 def _bench(
@@ -43,25 +43,28 @@ def _bench(
     return result
 
 
-def _lateness_ms(url: str, res: BenchResult) -> np.ndarray[Any, Any]:
-    """How late the client stamped each token after the server wrote it."""
+def _lateness_ns(url: str, res: BenchResult) -> dict[int, list[float]]:
+    """Per worker: how late the driver's axis puts each token after the server wrote it."""
     with urllib.request.urlopen(url.replace("/v1", "/debug/log")) as r:
         log = json.load(r)
     origin = res.summary.to_json()["clock"]["origin_ns"]
-    late: list[float] = []
+    late: dict[int, list[float]] = {}
     for rec in read_records(res.records_path):
-        written = np.asarray(log[rec.prompt_sha1]["write_ns"], dtype=float)
-        late.extend((np.asarray(rec.event_ns, dtype=float) + origin - written) / 1e6)
-    return np.asarray(late)
+        written = log[rec.prompt_sha1]["write_ns"]
+        assert len(rec.event_ns) == len(written)  # one stamp per token
+        assert rec.event_ns == sorted(rec.event_ns)  # in order
+        late.setdefault(rec.worker or 0, []).extend(
+            origin + t - w for t, w in zip(rec.event_ns, written, strict=True)
+        )
+    return late
 
 
-def test_two_workers_keep_every_record_and_stamp_as_well_as_one(tmp_path: Path) -> None:
+def test_two_workers_keep_every_record_and_stamp_on_the_drivers_axis(
+    fake_url: str, tmp_path: Path
+) -> None:
     c, tokens = 512, 12
-    with running_fake_server(ttft=0.05, tpot=0.05, slow_every=0) as url:
-        one = _bench(url, tmp_path / "one", 1, c, c, tokens)
-        late_one = _lateness_ms(url, one)
-        two = _bench(url, tmp_path / "two", 2, c, c, tokens)
-        late_two = _lateness_ms(url, two)
+    two = _bench(fake_url, tmp_path / "two", 2, c, c, tokens)
+    late = _lateness_ns(fake_url, two)
     recs = read_records(two.records_path)
     assert len(recs) == c and sorted(r.request_id for r in recs) == list(range(c))
     assert {r.worker for r in recs} == {0, 1}
@@ -69,11 +72,12 @@ def test_two_workers_keep_every_record_and_stamp_as_well_as_one(tmp_path: Path) 
     level = two.summary.levels[0]
     assert level.requests_ok == c and level.workers is not None
     assert sorted(w.requests_completed for w in level.workers) == [256, 256]
-    # Every token of every record is on the driver's axis: never before the server wrote it.
-    assert late_two.min() > -1.0
-    # Two workers stamp at least as promptly as one (here 21 vs 30 ms at p50). Runs on a
-    # shared 2-core machine vary by several ms at this load: 10 % + 1 ms of slack.
-    assert np.percentile(late_two, 50) <= 1.1 * np.percentile(late_one, 50) + 1.0
+    # Every token of every record is on the driver's axis: never before the server wrote it,
+    # but for the uncertainty of its worker's clock offset (same host: the same clock,
+    # so the offset is ~0 and known to the round trip of one ping). How promptly one or
+    # two workers stamp at this load is a figure benchmarks/stamp_precision.py prints.
+    for w in level.workers:
+        assert min(late[w.worker]) >= -w.clock_uncertainty_ns, w
 
 
 class _KillWorkerOne(Hooks):
@@ -92,11 +96,10 @@ class _KillWorkerOne(Hooks):
             self.killed = victim.pid
 
 
-def test_a_killed_worker_costs_only_its_in_flight_requests(tmp_path: Path) -> None:
+def test_a_killed_worker_costs_only_its_in_flight_requests(fake_url: str, tmp_path: Path) -> None:
     c, n = 8, 40
     hooks = _KillWorkerOne()
-    with running_fake_server(ttft=0.02, tpot=0.02, slow_every=0) as url:
-        res = _bench(url, tmp_path, 2, c, n, 20, hooks)
+    res = _bench(fake_url, tmp_path, 2, c, n, 20, hooks)
     assert hooks.killed is not None
     recs = read_records(res.records_path)
     lost = [r for r in recs if r.error and r.error.startswith("worker_lost")]

@@ -16,7 +16,9 @@ from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.progress import Hooks
 from inferlab.bench.runner import Level
 from inferlab.records import RequestRecord, read_records
-from inferlab.testing.fake_server import running_fake_server
+
+pytestmark = pytest.mark.slow  # the fake server and Ray actors
+
 
 # As inferlab does before it imports ray (bench/ray_pool.py): actors must not start via `uv run`.
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
@@ -55,11 +57,10 @@ def _bench(url: str, out: Path, c: int, n: int, hooks: Hooks | None = None) -> B
     return result
 
 
-def test_two_ray_actors_then_one_lost(tmp_path: Path) -> None:
-    with running_fake_server(ttft=0.02, tpot=0.02, slow_every=0) as url:
-        whole = _bench(url, tmp_path / "whole", 8, 16)
-        hooks = _KillActorOne()
-        broken = _bench(url, tmp_path / "broken", 8, 40, hooks)
+def test_two_ray_actors_then_one_lost(fake_url: str, tmp_path: Path) -> None:
+    whole = _bench(fake_url, tmp_path / "whole", 8, 16)
+    hooks = _KillActorOne()
+    broken = _bench(fake_url, tmp_path / "broken", 8, 40, hooks)
     recs = read_records(whole.records_path)
     assert sorted(r.request_id for r in recs) == list(range(32))
     assert {r.worker for r in recs} == {0, 1} and all(r.ok for r in recs)

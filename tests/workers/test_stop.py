@@ -6,36 +6,40 @@ import json
 import signal
 from pathlib import Path
 
-from inferlab.testing.fake_server import running_fake_server
+import pytest
+
 from tests.lifecycle.procs import children, gone, inferlab, wait_for
+
+pytestmark = pytest.mark.slow  # the fake server and worker processes
 
 
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def test_ctrl_c_stops_every_worker_and_keeps_completed_records(tmp_path: Path) -> None:
+def test_ctrl_c_stops_every_worker_and_keeps_completed_records(
+    fake_url: str, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
-    with running_fake_server(ttft=0.02, tpot=0.01, slow_every=0) as url:
-        args = ["--url", url, "--concurrency", "4", "--requests-per-level", "400"]
-        proc = inferlab(
-            "bench",
-            *args,
-            "--output-tokens",
-            "20",
-            "--workers",
-            "2",
-            "--out",
-            str(out),
-            cwd=tmp_path,
-        )
-        records = out / "records.jsonl"
-        try:
-            wait_for(lambda: len(_lines(records)) >= 20, 120, "20 records from the workers")
-            workers = children(proc.pid)
-        finally:
-            proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=60)
+    args = ["--url", fake_url, "--concurrency", "4", "--requests-per-level", "400"]
+    proc = inferlab(
+        "bench",
+        *args,
+        "--output-tokens",
+        "20",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        cwd=tmp_path,
+    )
+    records = out / "records.jsonl"
+    try:
+        wait_for(lambda: len(_lines(records)) >= 20, 120, "20 records from the workers")
+        workers = children(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert workers and all(gone(pid) for pid in workers)  # no worker outlives the run
