@@ -15,11 +15,15 @@ from inferlab.summary import LevelSummary, RunSummary
 from inferlab.units import fmt_bandwidth, fmt_bytes
 
 
-def read_sweep(summary: RunSummary) -> list[str]:
-    # by load: a --find-max-load search measures its levels out of order
+def sweep_levels(summary: RunSummary) -> list[LevelSummary]:
+    """The levels a sweep is read by: the closed-loop ones (a Poisson or replayed-trace level
+    is read apart), by load (a --find-max-load search measures them out of order)."""
     done = sorted((x for x in summary.levels if x.tpot_s.p50), key=lambda x: x.value)
-    # The sweep's closed-loop levels are read together (a replayed trace is read apart).
-    lv = [x for x in done if x.concurrency is not None] or done
+    return [x for x in done if x.concurrency is not None] or done
+
+
+def read_sweep(summary: RunSummary) -> list[str]:
+    lv = sweep_levels(summary)
     if not lv:
         return ["No level completed a request, so there is nothing to read."]
     out = _bound_and_batching(lv[0], lv[-1], len(lv))
@@ -40,7 +44,7 @@ def read_sweep(summary: RunSummary) -> list[str]:
 def sweep_verdict(summary: RunSummary) -> Verdict | None:
     """The one verdict (metrics/verdict.py) at the sweep's last level: its served TPOT,
     floor and engine-alone step, and the growth (engine alone if measured, else served)."""
-    lv = [x for x in summary.levels if x.tpot_s.p50]
+    lv = sweep_levels(summary)
     if not lv:
         return None
     first, last = lv[0], lv[-1]
