@@ -65,3 +65,15 @@ def test_wide_has_every_column_and_html_keeps_them() -> None:
     assert max(len(x) for x in text.splitlines()) > NARROW_WIDTH
     for h in ("srv steps/s", "worst gap ms", "GB/s", "stalls"):
         assert h in text
+
+
+def test_ms_cells_carry_their_unit_from_ten_seconds() -> None:
+    from inferlab.report.console import _ms
+
+    assert (_ms(0.0123), _ms(9.99), _ms(12.5), _ms(1356.0), _ms(None)) == (
+        "12.3",
+        "9990.0",
+        "12.5 s",
+        "22.6 min",
+        "-",
+    )

@@ -8,7 +8,15 @@ from inferlab.summary import RunSummary, ServerLevelMetrics
 
 
 def _ms(x: float | None) -> str:
-    return "-" if x is None else f"{x * 1e3:.1f}"
+    """A cell of an `ms` column; from 10 s on it carries its unit (s, then min), so an
+    overloaded level reads '22.6 min', not '1356000.0'."""
+    if x is None:
+        return "-"
+    if abs(x) >= 10.0:
+        from inferlab.units import fmt_duration
+
+        return fmt_duration(x, 3)
+    return f"{x * 1e3:.1f}"
 
 
 def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
