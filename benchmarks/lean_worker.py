@@ -17,7 +17,7 @@ Three parts, in one run, on this machine:
    CPU per token: no Python client of this shape can go below it here.
 
 The server is the bundled llama.cpp one (SmolLM2-135M, started here) unless --url
-names another. On these sandboxes a socket wake-up costs ~0.2 ms of CPU (the
+names another. On a 2-core cloud VM a socket wake-up costs ~0.2 ms of CPU (the
 kernel's share), so part 2's floor is the machine's, not Python's.
 
     uv run python benchmarks/lean_worker.py [--url http://127.0.0.1:8080/v1]

@@ -4,7 +4,7 @@
    groups, uniform outputs) as load/ does for bench and simulate. Target <= 2 s.
 2. Replaying a 100 req/s trace against the fake server (a process on this machine):
    the schedule lag (send - scheduled) p99 of the measured requests. Target <= 2 ms.
-   On this shared 2-core sandbox: p50 0.15-0.35 ms; p99 0.6 ms in a quiet spell and
+   On a 2-core machine under load: p50 0.15-0.35 ms; p99 0.6 ms in a quiet spell and
    3-23 ms while other jobs kept the load average at 3-7 (the client's own event-loop
    lag p99 was ~10 ms then: the process waits for a core, whatever it schedules).
 

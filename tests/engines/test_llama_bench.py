@@ -1,7 +1,7 @@
 """Engine-alone benchmark: parsing captured llama.cpp output, and the runner's failure lines.
 
 The fixtures are real stdout/stderr of the bundled llama-batched-bench and
-llama-bench (SmolLM2 Q4_1, one thread, on the shared 2-core sandbox). The
+llama-bench (SmolLM2 Q4_1, one thread, on a loaded 2-core machine). The
 runner is driven by small shell scripts that replay them, crash, or hang.
 """
 

@@ -2,7 +2,7 @@
 
 A blocked loop delays every pending wake-up by the time it is blocked, so a
 sampler sees the same lags at any rate; what the rate buys is resolution of
-the tail. Each wake-up is not free, though: on these sandboxes one costs about
+the tail. Each wake-up is not free, though: on a 2-core cloud VM one costs about
 0.2 ms of CPU (the kernel's share, not Python's), so a fixed 40 Hz sampler was
 0.8 % of a core by itself while waiting on a slow server. The sampler adapts:
 

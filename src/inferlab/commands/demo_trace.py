@@ -4,7 +4,7 @@ After the concurrency sweep, the demo replays the first 30 s (15 s with --quick)
 the Azure LLM inference conversation trace (Patel et al., "Splitwise", ISCA 2024,
 CC-BY 4.0) at its own instants, every length scaled by 0.05 (--length-scale) so the
 trace's GPU-sized prompts fit the bundled CPU model: ~100 requests of ~45 prompt and
-~12 output tokens, mixed lengths and bursts; on this 2-core sandbox 20 s of it took 40 s
+~12 output tokens, mixed lengths and bursts; on a loaded 2-core machine 20 s of it took 40 s
 to serve (the server falls behind the bursts: that is what the level shows), so 30 s
 takes about a minute. --trace, --trace-window,
 --trace-speed and --length-scale choose another slice; --no-trace skips the level.

@@ -8,7 +8,7 @@ Chosen: Linux `prctl(PR_SET_PDEATHSIG, SIGKILL)`, set in the child between fork 
 exec (Popen's preexec_fn; the setting survives exec of a non-setuid binary).
 - Why not a watchdog pipe: llama-server cannot watch a pipe itself, so it would
   need a wrapper process between us and it (another Python interpreter: 11 MB
-  resident and 0.1-0.2 s to start, measured on the 2-core sandbox; plus code to
+  resident and 0.1-0.2 s to start, measured on a 2-core machine; plus code to
   forward signals and exit codes) for a guarantee the kernel gives in one call,
   with no extra process left to go wrong.
 - The race: if the parent dies after fork but before prctl, no signal ever
