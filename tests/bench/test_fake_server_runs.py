@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -182,15 +181,6 @@ def test_records_and_summary_written(fake_url: str, tmp_path: Path) -> None:
     assert all(r.prompt_tokens == 16 for r in recs)
 
 
-def _poisson_offsets_ns(seed: int, rate: float, n: int) -> list[int]:
-    """The open loop's arrival schedule (runner._open_loop), from the request's own seed."""
-    rng, t, out = random.Random(seed), 0.0, []
-    for _ in range(n):
-        out.append(int(t * 1e9))
-        t += rng.expovariate(rate)
-    return out
-
-
 def test_rate_mode_records_queueing(fake_url: str, tmp_path: Path) -> None:
     cfg = BenchConfig(
         url=fake_url,
@@ -205,10 +195,14 @@ def test_rate_mode_records_queueing(fake_url: str, tmp_path: Path) -> None:
     lv = res.summary.to_json()["levels"][0]
     assert lv["rate_per_s"] == 20.0 and lv["requests_ok"] == 10
     recs = sorted(read_records(res.records_path), key=lambda r: r.request_id)
-    # Arrivals keep the seeded Poisson schedule, whatever the server or the machine does.
-    first = recs[0]
-    offsets = _poisson_offsets_ns(cfg.seed + first.request_id, 20.0, len(recs))
-    assert [r.scheduled_ns - first.scheduled_ns for r in recs] == offsets
+    # Sends keep the seeded schedule the load spine drew (load/), whatever the server or
+    # the machine does: the measured requests' instants are the specs' arrivals, to the ns.
+    arrivals = cfg.workload.requests(Level("rate", 20.0)).arrival_s.tolist()
+    meas = [r for r in recs if r.phase == "measure"]
+    assert len(meas) == len(arrivals) == 10
+    got = [(r.scheduled_ns - meas[0].scheduled_ns) / 1e9 for r in meas]
+    assert got == pytest.approx([t - arrivals[0] for t in arrivals], abs=2e-9)
+    assert all(w.scheduled_ns < meas[0].scheduled_ns for w in recs if w.phase == "warmup")
     # Each request's wait in the client is recorded: scheduled -> sent, never negative.
     delays = [(r.send_ns - r.scheduled_ns) / 1e9 for r in recs if r.phase == "measure"]
     assert min(delays) >= 0
