@@ -88,7 +88,7 @@ def test_malformed_config_json(tmp_path: Path) -> None:
         from_hf_config(bad)
 
 
-@pytest.mark.slow  # reads the bundled 100 MB GGUF in full, twice (~5 s a read, quiet)
+@pytest.mark.slow  # gguf.GGUFReader reads the bundled GGUF's tokenizer for seconds
 def test_smollm2_gguf_bytes_from_the_real_file() -> None:
     from gguf import GGUFReader
 
