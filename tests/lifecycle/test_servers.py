@@ -58,6 +58,8 @@ def test_sigkill_to_demo_mid_sweep_takes_its_server_down(tmp_path: Path) -> None
     proc = inferlab(
         "demo",
         "--quick",
+        "--no-engine-bench",  # the kill lands in the sweep: what comes before it need not run
+        "--no-trace",
         "--concurrency",
         "1",
         "--requests-per-level",

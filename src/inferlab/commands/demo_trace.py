@@ -1,6 +1,6 @@
 """The demo's last level: real traffic, a slice of the Azure conversation trace replayed.
 
-After the concurrency sweep, the demo replays the first 30 s (15 s with --quick) of
+After the concurrency sweep, the demo replays the first 30 s (10 s with --quick) of
 the Azure LLM inference conversation trace (Patel et al., "Splitwise", ISCA 2024,
 CC-BY 4.0) at its own instants, every length scaled by 0.05 (--length-scale) so the
 trace's GPU-sized prompts fit the bundled CPU model: ~100 requests of ~45 prompt and
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from inferlab.summary import RunSummary
 
 DEMO_TRACE = "azure-conv"
-DEMO_WINDOW, DEMO_WINDOW_QUICK = "0:30", "0:15"
+DEMO_WINDOW, DEMO_WINDOW_QUICK = "0:30", "0:10"  # 59 and 13 requests
 DEMO_LENGTH_SCALE = 0.05
 
 
