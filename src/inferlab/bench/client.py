@@ -310,6 +310,15 @@ async def _error_text(resp: aiohttp.ClientResponse) -> str:
     return raw.decode("utf-8", "replace")[:300].strip()
 
 
+def _deadline_after(timeout_s: float) -> float:
+    """The loop-clock instant `timeout_s` after now, never sooner: the loop's clock is read
+    once per iteration (uvloop: in whole ms), so `loop.time() + timeout_s` alone can fire
+    before `timeout_s` has passed since the send stamp."""
+    loop = asyncio.get_running_loop()
+    stale_s = max(0.0, time.monotonic() - loop.time())
+    return loop.time() + stale_s + timeout_s + 1e-3  # + 1 ms: the timer's own rounding
+
+
 async def stream_request(
     session: aiohttp.ClientSession,
     endpoint: Endpoint,
@@ -331,7 +340,7 @@ async def stream_request(
     body = endpoint.body(prompt, rec.max_tokens, history)
     for attempt in range(_ATTEMPTS):
         rec.send_ns = clock() - t0_ns
-        deadline = asyncio.timeout(endpoint.request_timeout_s)
+        deadline = asyncio.timeout_at(_deadline_after(endpoint.request_timeout_s))
         try:
             async with deadline:
                 if reply is not None:
