@@ -54,7 +54,19 @@ def test_default_table_fits_100_columns_with_one_line_per_level() -> None:
         assert mbu is not None and f"{mbu:.0%}" in row
     text = "\n".join(lines)
     assert "srv steps/s" not in text and "…" not in text  # nothing cut short
-    assert "engine ms" in text and "floor ms" in text
+    assert "engine" in text and "floor" in text  # headers on two lines: "engine" / "ms"
+
+
+def test_a_full_demo_fits_with_its_slo_load_and_trace_columns() -> None:
+    """A real full demo's summary (sweep, Poisson level, trace, SLO): every cell whole."""
+    from inferlab.rundir import read_summary
+
+    s = read_summary(Path(__file__).parents[1] / "data" / "demo_full_summary.json")
+    lines = _printed(s, wide=False)
+    assert max(len(x) for x in lines) <= NARROW_WIDTH and "…" not in "\n".join(lines)
+    for label, tail in (("rate=0.37/s", "stable"), ("trace", "-"), ("c=16", "-")):
+        row = next(x for x in lines if x.startswith(label + " "))
+        assert row.rstrip().endswith(tail), row
 
 
 def test_wide_has_every_column_and_html_keeps_them() -> None:

@@ -165,9 +165,16 @@ ESSENTIAL = (
 )
 NARROW_WIDTH = 100
 SHORT = {
-    "tok/s total": "tok/s",
+    "tok/s total": "tok/s",  # beside tok/s/user it reads as the total
     "goodput req/s": "good/s",
-}  # beside tok/s/user it reads as the total
+    # headers on two lines, so no column is wider than its numbers
+    "ok/fail/early": "ok/fail/\nearly",
+    "TTFT p50 ms": "TTFT p50\nms",
+    "TPOT p50 ms": "TPOT p50\nms",
+    "floor ms": "floor\nms",
+    "engine ms": "engine\nms",
+    "tok/s/user": "tok/s/\nuser",
+}
 
 
 def essential_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
@@ -188,8 +195,11 @@ def sweep_table(summary: RunSummary, wide: bool = False) -> Any:
     t = Table(
         title=title, box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False
     )
-    for h in head:
-        t.add_column(h, justify="right" if h != "level" else "left")
+    for i, h in enumerate(head):
+        # a cell is never cut ("rate=0.…"): each column is at least its widest cell, and a
+        # header longer than that wraps instead
+        cells = max((len(r[i]) for r in rows), default=0)
+        t.add_column(h, justify="right" if h != "level" else "left", min_width=cells)
     for r in rows:
         t.add_row(*r)
     return t
