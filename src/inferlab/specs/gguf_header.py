@@ -13,13 +13,12 @@ tensor's name, dims, type u32 and data offset u64.
 
 from __future__ import annotations
 
+import math
 import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?"}
 _SCALARS |= {10: "<Q", 11: "<q", 12: "<d"}
@@ -76,6 +75,8 @@ class _Cursor:
     def array(self, kind: int, n: int) -> list[Any] | None:
         """Numbers as a list (one frombuffer); strings skipped by length (None)."""
         if kind in _SCALARS:
+            import numpy as np  # lazily: `inferlab floor` on a preset never reads a GGUF
+
             dt = np.dtype(_SCALARS[kind])
             end = self.pos + n * dt.itemsize
             if end > len(self.buf):
@@ -100,7 +101,7 @@ def _tensor(c: _Cursor) -> TensorInfo:
         block, size = GGML_QUANT_SIZES[qtype]
     except (ValueError, KeyError) as e:
         raise GGUFHeaderError(f"tensor {name}: unknown quant type {kind}") from e
-    n = int(np.prod(dims)) if dims else 1
+    n = math.prod(dims)
     return TensorInfo(name, n, n // block * size, qtype.name)
 
 
