@@ -85,7 +85,10 @@ def read_record(path: Path) -> tuple[Header, list[Frame]]:
     """The header and frames of a recorded watch (the last header, if appended to twice)."""
     header: Header | None = None
     frames: list[Frame] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    text = path.read_text(encoding="utf-8")
+    # A watch still recording may be mid-line: only whole lines (ending in a newline) count.
+    whole = text if text.endswith("\n") else text[: text.rfind("\n") + 1]
+    for n, line in enumerate(whole.splitlines(), 1):
         if not line.strip():
             continue
         try:
