@@ -25,7 +25,11 @@ def test_demo_quick_end_to_end(
 ) -> None:
     monkeypatch.setenv("INFERLAB_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "run"
-    code, stdout, err = run_cli("demo", "--quick", "--out", str(out))
+    # Two levels and the trace slice at double speed: every step of the demo runs (probe,
+    # engine alone, predictions, sweep, Poisson, trace, watch, report) on less work.
+    code, stdout, err = run_cli(
+        "demo", "--quick", "--concurrency", "1,2", "--trace-speed", "2", "--out", str(out)
+    )
     assert code == 0, err
     for name in (
         "report.html",
@@ -42,9 +46,9 @@ def test_demo_quick_end_to_end(
     s = json.loads((out / "summary.json").read_text())
     labels = [lv["label"] for lv in s["levels"]]
     closed = [lv for lv in s["levels"] if lv.get("concurrency") is not None]
-    assert [lv["concurrency"] for lv in closed] == [1, 2, 4]
-    assert labels[:3] == ["c=1", "c=2", "c=4"] and labels[4] == "trace"
-    assert labels[3].startswith("rate=") and s["levels"][3]["rate_per_s"] > 0  # the Poisson level
+    assert [lv["concurrency"] for lv in closed] == [1, 2]
+    assert labels[:2] == ["c=1", "c=2"] and labels[3] == "trace"
+    assert labels[2].startswith("rate=") and s["levels"][2]["rate_per_s"] > 0  # the Poisson level
     _every_level_predicted_before_measured(s, stdout)
     flagged = {w["level"] for w in s["warnings"] if w["code"] == "faster_than_engine"}
     for lv in closed:

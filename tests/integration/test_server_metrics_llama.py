@@ -33,7 +33,7 @@ def test_server_counters_beside_the_client(llama: LlamaServer, tmp_path: Path) -
         levels=[Level("concurrency", c) for c in (1, 2, 4)],
         requests_per_level=4,
         prompt_tokens=8,
-        output_tokens=96,
+        output_tokens=32,
         out_dir=tmp_path,
         floor=floor,
     )

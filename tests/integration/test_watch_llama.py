@@ -49,7 +49,7 @@ def test_watch_under_bench_load(llama: LlamaServer, tmp_path: Path) -> None:
         assert watch.poll() is None, watch.communicate()[1]
         cfg = BenchConfig(
             url=llama.base_url, model=None, levels=[Level("concurrency", 2)],
-            requests_per_level=6, prompt_tokens=32, output_tokens=128, out_dir=tmp_path / "b",
+            requests_per_level=4, prompt_tokens=32, output_tokens=48, out_dir=tmp_path / "b",
         )  # fmt: skip
         asyncio.run(run_benchmark(cfg))
         done_s = time.perf_counter()  # the watch stamps scrapes on this same clock

@@ -31,10 +31,11 @@ from inferlab.testing.fake_server import running_fake_server
 pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
 
 TPOT = 0.01
+N, OUT = 4, 40  # requests per level, tokens per request
 
 
 def bench(
-    url: str, out: Path, levels: tuple[int, ...], n: int = 8, output_tokens: int = 80, **kw: object
+    url: str, out: Path, levels: tuple[int, ...], n: int = N, output_tokens: int = OUT, **kw: object
 ) -> BenchResult:
     cfg = BenchConfig(
         url=url,
@@ -69,8 +70,8 @@ def check_level(lv: LevelSummary, c: int, dialect: str) -> ServerLevelMetrics:
     assert srv.decode_running_mean is None or srv.decode_running_mean <= c
     if srv.step_time_s is not None:
         assert srv.step_time_s > 0 and srv.steps_per_s == pytest.approx(1 / srv.step_time_s)
-    # every generated token is counted: warm-up and measured, 80 each
-    assert srv.generation_tokens == (8 + c) * 80
+    # every generated token is counted: warm-up (one per slot) and measured, OUT each
+    assert srv.generation_tokens == (N + c) * OUT
     assert srv.tokens_per_step == pytest.approx(srv.generation_tokens / srv.steps)
     return srv
 
@@ -141,7 +142,7 @@ def test_report_shows_the_server_beside_the_client(tmp_path: Path, vllm_url: str
     from inferlab.commands.report import render_run
     from inferlab.report.console import sweep_rows
 
-    res = bench(vllm_url, tmp_path, (1, 2), n=3, output_tokens=100)
+    res = bench(vllm_url, tmp_path, (1, 2), n=3, output_tokens=50)
     head, rows = sweep_rows(res.summary)
     assert head[-4:] == ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
     srv = res.summary.levels[1].server

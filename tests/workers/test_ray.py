@@ -25,15 +25,18 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (uv sync installs it)")
 
 
+N = 16  # requests per level
+
+
 class _KillActorOne(Hooks):
-    """After a few records, kill the second actor: what losing its node does."""
+    """A few records into the second level, kill the second actor: what losing its node does."""
 
     def __init__(self) -> None:
         self.seen, self.killed = 0, False
 
     def request_done(self, rec: RequestRecord) -> None:
         self.seen += 1
-        if self.seen == 6 and not self.killed:
+        if self.seen == N + 6 and not self.killed:
             from inferlab.bench.ray_pool import RayPool
 
             assert RayPool.latest is not None
@@ -41,39 +44,35 @@ class _KillActorOne(Hooks):
             self.killed = True
 
 
-def _bench(url: str, out: Path, c: int, n: int, hooks: Hooks | None = None) -> BenchResult:
+def test_two_ray_actors_then_one_lost(fake_url: str, tmp_path: Path) -> None:
+    """One run on one cluster (`--ray auto` starts it and stops it): the first level whole
+    on two actors, the second loses actor 1 mid-level, the third runs on the survivor."""
     cfg = BenchConfig(
-        url=url,
+        url=fake_url,
         model="fake",
-        levels=[Level("concurrency", c), Level("concurrency", c)],
-        requests_per_level=n,
+        levels=[Level("concurrency", 8)] * 3,
+        requests_per_level=N,
         warmup=0,
         prompt_tokens=8,
         output_tokens=20,
-        out_dir=out,
+        out_dir=tmp_path,
         workers=WorkerOptions(2, "auto"),
     )
-    result: BenchResult = event_loop_runner()(run_benchmark(cfg, hooks))
-    return result
-
-
-def test_two_ray_actors_then_one_lost(fake_url: str, tmp_path: Path) -> None:
-    whole = _bench(fake_url, tmp_path / "whole", 8, 16)
     hooks = _KillActorOne()
-    broken = _bench(fake_url, tmp_path / "broken", 8, 40, hooks)
-    recs = read_records(whole.records_path)
-    assert sorted(r.request_id for r in recs) == list(range(32))
-    assert {r.worker for r in recs} == {0, 1} and all(r.ok for r in recs)
-    assert all(r.host for r in recs)  # each record names the host its actor ran on
-    assert hooks.killed
-    recs = read_records(broken.records_path)
-    lost = [r for r in recs if r.error and r.error.startswith("worker_lost")]
-    assert 1 <= len(lost) <= 4 and all(r.worker == 1 for r in lost)
+    result: BenchResult = event_loop_runner()(run_benchmark(cfg, hooks))
+    recs = read_records(result.records_path)
     assert len({r.request_id for r in recs}) == len(recs)
-    level = broken.summary.levels[0]
-    assert level.workers is not None
-    assert next(w for w in level.workers if w.worker == 1).lost
-    assert "worker_lost" in {w.code for w in broken.summary.warnings}
-    # The second level ran on the surviving actor alone: every request of it completed.
-    second = [r for r in recs if r.request_id >= 40]
-    assert len(second) == 40 and all(r.ok and r.worker == 0 for r in second)
+    whole = [r for r in recs if r.request_id < N]
+    assert sorted(r.request_id for r in whole) == list(range(N))
+    assert {r.worker for r in whole} == {0, 1} and all(r.ok for r in whole)
+    assert all(r.host for r in whole)  # each record names the host its actor ran on
+    assert hooks.killed
+    lost = [r for r in recs if r.error and r.error.startswith("worker_lost")]
+    assert 1 <= len(lost) <= 4 and all(r.worker == 1 and N <= r.request_id < 2 * N for r in lost)
+    broken = result.summary.levels[1]
+    assert broken.workers is not None
+    assert next(w for w in broken.workers if w.worker == 1).lost
+    assert "worker_lost" in {w.code for w in result.summary.warnings}
+    # The third level ran on the surviving actor alone: every request of it completed.
+    third = [r for r in recs if r.request_id >= 2 * N]
+    assert len(third) == N and all(r.ok and r.worker == 0 for r in third)
