@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from inferlab.metrics.checks import check_level
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.measured import IMPOSSIBLE_CAUSES
@@ -68,6 +70,15 @@ def test_each_distortion_is_named() -> None:
         "token_count_mismatch",
     ):
         assert code in codes
+
+
+def test_a_stream_read_at_one_instant_has_no_tpot_and_is_named() -> None:
+    recs = [_rec(0), _rec(1, event_ns=[30 * MS] * 3)]  # all three tokens in one read
+    s = summarize_level("c=1", "concurrency", 1, recs)
+    assert s.tpot_s.n == 1 and s.tpot_s.p50 == pytest.approx(0.01)  # the other request's 10 ms only
+    ws = check_level(s, recs, 4, None, ClientStats.idle())
+    (w,) = [w for w in ws if w.code == "tpot_unseen"]
+    assert w.severity == "warning" and w.message.startswith("1 of 2 requests")
 
 
 def test_above_ceiling_uses_the_claim_check_and_its_causes() -> None:

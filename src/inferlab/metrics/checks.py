@@ -191,6 +191,19 @@ def _worker_lost(f: LevelFacts) -> RunWarning | None:
     return warning("worker_lost", f.summary.label, "error", msg)
 
 
+def _tpot_unseen(f: LevelFacts) -> RunWarning | None:
+    """Every token of a request stamped at one instant: the client read the whole stream
+    at once (its loop was blocked), so the request has no TPOT and the stats leave it out."""
+    unseen = [r for r in f.ok if r.n_out > 1 and r.event_ns and r.event_ns[0] == r.event_ns[-1]]
+    if not unseen:
+        return None
+    msg = (
+        f"{len(unseen)} of {len(f.ok)} requests had every token read at one instant (the "
+        "client read the stream late): TPOT is over the other requests only"
+    )
+    return warning("tpot_unseen", f.summary.label, "warning", msg)
+
+
 def _few_samples(f: LevelFacts) -> RunWarning | None:
     n = f.summary.gap_s.n
     thin = thin_percentiles(n)
@@ -212,6 +225,7 @@ CHECKS: tuple[Check, ...] = (
     _above_ceiling,
     _client_busy,
     _worker_lost,
+    _tpot_unseen,
     _few_samples,
 )
 
