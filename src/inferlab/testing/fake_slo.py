@@ -1,9 +1,11 @@
 """Fake-server scenarios for SLO work, each with an answer the tests know:
 
 - `crowded-K` (K in 1, 2, 3, 5, 8, 12): every token gap is the script's TPOT while at
-  most K streams are open, and grows by one TPOT for each stream beyond K (latency grows
+  most K streams are open, and grows by four TPOTs for each stream beyond K (latency grows
   with the number of open streams), so the highest concurrency within
-  `tpot_p50 < 1.5 x TPOT` is exactly K;
+  `tpot_p50 < 2.5 x TPOT` is exactly K. The steep step keeps that answer when a loaded
+  client is late to read: a request at K + 1 still averages more than 2.5 x TPOT if K + 1
+  streams are open for more than 3/8 of its life;
 - `slo-mix`: request n (in arrival order) waits 300 ms more before its first token when
   n % 4 == 3, and fails with HTTP 500 when n % 10 == 9; /debug/log says which, per prompt;
 - `reasoning`: the first half of the tokens stream as `reasoning_content` (chat), then
@@ -24,6 +26,7 @@ from inferlab.testing.fake_stream import Stream, sleep_until
 
 SLOW_FIRST_TOKEN_S = 0.3  # slo-mix: the extra wait of every 4th request
 CROWDED_KNEES = (1, 2, 3, 5, 8, 12)
+CROWDING = 4  # TPOTs added to every gap for each open stream beyond the knee
 
 
 class _Counts:
@@ -35,14 +38,14 @@ class _Counts:
 
 def _crowded(knee: int) -> Callable[[Stream], Awaitable[web.StreamResponse]]:
     async def crowded(s: Stream) -> web.StreamResponse:
-        """Each gap as the streams open now make it: TPOT x (1 + streams beyond the knee)."""
+        """Each gap as the streams open now make it: TPOT x (1 + 4 x streams beyond the knee)."""
         await s.open()
         _Counts.open_streams += 1
         try:
             due = s.t_recv_s + s.script.ttft_s
             for j in range(s.max_tokens):
                 if j:
-                    due += s.script.tpot_s * (1 + max(0, _Counts.open_streams - knee))
+                    due += s.script.tpot_s * (1 + CROWDING * max(0, _Counts.open_streams - knee))
                 await sleep_until(due)
                 s.sent += 1
                 await s.token(" tok")
