@@ -8,6 +8,7 @@ the derived values. A crash or Ctrl-C loses at most the line being written.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Any
@@ -61,13 +62,11 @@ class Recorder:
 
     def __init__(self, path: Path, header: Header) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._f: IO[str] = path.open("a", encoding="utf-8")
+            self._f: IO[str] = _open_with_header(path, dumps_line(header.to_json()))
         except OSError as e:
             raise InferlabError(f"--record {path}: cannot write there ({e.strerror})") from e
         self.path = path
-        self.lines = 0
-        self._write(header.to_json())
+        self.lines = 1
 
     def _write(self, obj: Any) -> None:
         self._f.write(dumps_line(obj))
@@ -79,6 +78,21 @@ class Recorder:
 
     def close(self) -> None:
         self._f.close()
+
+
+def _open_with_header(path: Path, header_line: str) -> IO[str]:
+    """FILE open for appending, its header written. A new file appears with its header
+    already in it (written beside it, then renamed), so a reader never finds it empty."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():  # appended to: its earlier header stands until this one lands
+        f = path.open("a", encoding="utf-8")
+        f.write(header_line)
+        f.flush()
+        return f
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(header_line, encoding="utf-8")
+    tmp.replace(path)
+    return path.open("a", encoding="utf-8")
 
 
 def read_record(path: Path) -> tuple[Header, list[Frame]]:
