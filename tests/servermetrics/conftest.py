@@ -39,6 +39,12 @@ def metrics_server() -> Iterator[Callable[[web.Application], str]]:
             ready.set()
             loop.run_forever()
             loop.run_until_complete(runner.cleanup())
+            # a handler cancelled by the cleanup (the /slow route) finishes here, not as
+            # "Task was destroyed but it is pending!" when the worker exits
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close()
 
         t = threading.Thread(target=run, daemon=True)
