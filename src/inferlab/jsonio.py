@@ -46,8 +46,13 @@ def dumps_line(obj: Any) -> str:
 
 def write_json(path: Path, obj: Any) -> None:
     """Write atomically: a reader never sees half a file."""
+    write_text_atomic(path, dumps(obj) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Written beside PATH, then renamed onto it: a reader sees no file or all of TEXT."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(obj) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -8,13 +8,12 @@ the derived values. A crash or Ctrl-C loses at most the line being written.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Any
 
 from inferlab.errors import InferlabError
-from inferlab.jsonio import dumps_line
+from inferlab.jsonio import dumps_line, write_text_atomic
 from inferlab.physics.floor import Floor
 from inferlab.watch.frame import Frame
 
@@ -89,9 +88,7 @@ def _open_with_header(path: Path, header_line: str) -> IO[str]:
         f.write(header_line)
         f.flush()
         return f
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(header_line, encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, header_line)
     return path.open("a", encoding="utf-8")
 
 
