@@ -35,11 +35,13 @@ import sys
 from pathlib import Path
 
 from inferlab.commands.common import TIME
-from inferlab.commands.engine_model import check_same_server, load_baseline
-from inferlab.commands.report import load_summary
+from inferlab.engines.llama_bench import load_engine_bench
 from inferlab.errors import InferlabError
+from inferlab.rundir import load_summary
+from inferlab.sim.baseline import check_same_server
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import measure_overhead, predict, run_levels, with_prediction
+from inferlab.sim.stepmodel import StepChoice
 from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
 from inferlab.summary import LevelSummary, RunSummary
@@ -61,8 +63,8 @@ def parse() -> argparse.Namespace:
 
 def repredict(a: argparse.Namespace, engine_dir: Path, run: RunSummary) -> RunSummary:
     """The run's closed-loop and Poisson levels predicted here from the engine folder."""
-    eb = load_baseline(engine_dir)
-    check_same_server(eb, argparse.Namespace(model=None, threads=None, force=a.force), run)
+    eb = load_engine_bench(engine_dir)
+    check_same_server(eb, StepChoice(force=a.force), run)
     top = max((int(lv.concurrency or 0) for lv in run.levels), default=4)
     knobs = LlamaCppKnobs(a.parallel or top or 4, ctx_size=a.ctx_size)
     model = EngineStepTime(fit_engine(eb), a.serving_overhead or 0.0, force=a.force)

@@ -6,7 +6,7 @@ does not fit).
 
 A run killed hard (kill -9, power) keeps every completed request in records.jsonl
 (one flushed line each) but its summary.json covers only the levels that finished,
-or is missing. `load_run` rebuilds the missing levels from the records, marks them
+or is missing. `load_summary` rebuilds the missing levels from the records, marks them
 interrupted, and says so in a warning, so a report of a partial run shows exactly
 the requests that completed and names what is missing (server and floor facts).
 """
@@ -178,7 +178,7 @@ def _skeleton(records: list[Any]) -> RunSummary:
     )
 
 
-def load_run(folder: Path) -> RunSummary:
+def load_summary(folder: Path) -> RunSummary:
     """summary.json, completed by levels rebuilt from records.jsonl that it does not cover."""
     from inferlab.metrics.checks import warning
     from inferlab.metrics.level import summarize_level

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferlab.report.diff import diff_rows, diff_runs
-from inferlab.rundir import load_run
+from inferlab.rundir import load_summary
 
 REAL = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
 # The checked-in sweep's c=4 level (llama.cpp, SmolLM2 on 2 CPU cores).
@@ -35,7 +35,7 @@ def test_simulated_beside_measured(run_cli, tmp_path: Path) -> None:  # type: ig
     measured = _measured(tmp_path)
     sim = tmp_path / "sim"
     _simulate(run_cli, sim, measured, 4)
-    a, b = load_run(sim), load_run(measured)
+    a, b = load_summary(sim), load_summary(measured)
     d = diff_runs("sim", a, "measured", b)
     # a simulated closed loop of 4 users is labelled as bench labels it: c=4
     assert [p.label for p in d.pairs] == ["c=4"]
@@ -67,7 +67,7 @@ def test_two_simulated_runs_matched_by_label(run_cli, tmp_path: Path) -> None:  
     one, two = tmp_path / "one", tmp_path / "two"
     _simulate(run_cli, one, measured, 4)
     _simulate(run_cli, two, measured, 4, "--policy", "static")
-    a, b = load_run(one), load_run(two)
+    a, b = load_summary(one), load_summary(two)
     d = diff_runs("continuous", a, "static", b)
     assert [p.label for p in d.pairs] == ["c=4"] and not (d.only_a or d.only_b)
     head, rows = diff_rows(d)
@@ -80,7 +80,7 @@ def test_two_simulated_runs_matched_by_label(run_cli, tmp_path: Path) -> None:  
 def test_nothing_in_common(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    b = load_run(_measured(tmp_path))
+    b = load_summary(_measured(tmp_path))
     a = replace(b, levels=tuple(replace(lv, label="rate=1/s", concurrency=None, rate_per_s=1.0)
                                 for lv in b.levels[:1]))  # fmt: skip
     d = diff_runs("a", a, "b", b)

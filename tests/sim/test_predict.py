@@ -14,14 +14,15 @@ from inferlab.jsonio import dumps, loads_strict
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level, columns
 from inferlab.load.workload import Workload
+from inferlab.sim.level import simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import (
     closed_levels,
     errors,
     measure_overhead,
     predict,
+    predict_config,
     run_levels,
-    simulate_level,
 )
 from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
@@ -74,7 +75,7 @@ def test_the_simulated_requests_are_the_specs_bench_sends() -> None:
         output=LengthDist.parse("uniform:4:12", "--output-tokens"),
     )
     reqs = w.requests(level)
-    res = simulate_level(model(), LlamaCppKnobs(parallel=4), level, reqs)
+    res = simulate_level(predict_config(model(), LlamaCppKnobs(parallel=4)), level, reqs).result
     got = sorted((r.spec, r.prompt_tokens, r.output_tokens) for r in res.requests)
     want = list(
         zip(range(9), reqs.prompt_tokens.tolist(), reqs.output_tokens.tolist(), strict=True)
@@ -87,7 +88,7 @@ def test_the_simulated_requests_are_the_specs_bench_sends() -> None:
 def test_an_open_level_arrives_at_the_specs_instants() -> None:
     level = Level("rate", 2.0)
     reqs = fixed(32, 16, 20, level, seed=3).requests(level)
-    res = simulate_level(model(), LlamaCppKnobs(parallel=4), level, reqs)
+    res = simulate_level(predict_config(model(), LlamaCppKnobs(parallel=4)), level, reqs).result
     arrivals = sorted((r.spec, r.arrival_s) for r in res.requests)
     assert [t for _, t in arrivals] == pytest.approx(reqs.arrival_s.tolist())
 

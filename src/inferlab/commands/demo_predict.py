@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
@@ -29,28 +29,13 @@ if TYPE_CHECKING:
     from inferlab.engine_result import EngineBench
     from inferlab.load.spec import Level
     from inferlab.load.workload import Workload
-    from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-    from inferlab.sim.steptime_engine import EngineStepTime
+    from inferlab.sim.predict import Predictor
     from inferlab.slo.grammar import Slo
     from inferlab.summary import Predicted, RunSummary
 
 DEMO_SLO = "ttft=2s,tpot=150ms"
 SLO_WHY = "150 ms per token ~ 7 tokens/s, reading speed; 2 s to the first token"
 POISSON_LOAD = 0.7  # of the predicted capacity
-
-
-@dataclass(frozen=True, slots=True)
-class Predictor:
-    """The engine-alone model and the demo server's scheduler, with the demo's SLO."""
-
-    model: EngineStepTime
-    knobs: LlamaCppKnobs
-    slo: Slo | None
-
-    def predict(self, workload: Workload, level: Level) -> Predicted:
-        from inferlab.sim.predict import predict
-
-        return predict(self.model, self.knobs, level, workload.requests(level), self.slo)
 
 
 def add_slo_flags(p: argparse.ArgumentParser) -> None:
@@ -92,6 +77,7 @@ def make_predictor(
     if engine is None:
         return None
     from inferlab.sim.policies.llamacpp import LlamaCppKnobs
+    from inferlab.sim.predict import Predictor
     from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
 
     knobs = LlamaCppKnobs(parallel=parallel, ctx_size=ctx_size)

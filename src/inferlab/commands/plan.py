@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from inferlab.commands.common import RATE
-from inferlab.commands.simulate import add_sim_args, build_limits, build_model, build_policy
+from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
 from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
+from inferlab.slo.search import DEFAULT_MAX_LEVELS
 from inferlab.units import fmt_duration
 
 if TYPE_CHECKING:  # the simulator (numpy) loads only when the verb runs
+    from inferlab.sim.level import SimConfig
     from inferlab.sim.plan import Plan, RatePoint
 
 # plan searches the rate itself: lengths, arrival process, prefixes and seed only.
@@ -48,34 +51,51 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=0.9,
         help="share of requests that must meet the per-request objectives (0.9)",
     )
-    p.add_argument("--search-max-levels", type=int, default=16, help="simulated rates at most (16)")
+    p.add_argument(
+        "--search-max-levels",
+        type=int,
+        default=DEFAULT_MAX_LEVELS,
+        help=f"simulated rates at most ({DEFAULT_MAX_LEVELS}, as bench's and simulate's search)",
+    )
     p.add_argument("--gpu-hour", type=float, help="$ per GPU-hour, for the price")
     p.add_argument("--sim-duration", type=float, default=60.0, help="seconds simulated per rate")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--json", action="store_true", help="print the plan as JSON (only) on stdout (off)"
+    )
     p.add_argument("--explain", action="store_true", help="print the chain of reasoning")
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from inferlab.jsonio import dumps
+def config_from(args: argparse.Namespace) -> SimConfig:
+    """The flags, read once into the simulation each candidate rate runs."""
+    from inferlab.sim.level import SimConfig
     from inferlab.sim.limits import at_least, positive_finite
-    from inferlab.sim.plan import Fleet, PlanLoad, Search, plan_fleet, plan_json
+    from inferlab.sim.plan import plan_config
     from inferlab.slo.grammar import parse_slo
+    from inferlab.slo.search import SearchSpec
 
     slo = parse_slo(args.slo, args.min_attainment)
     at_least(args.search_max_levels, 1, "--search-max-levels", 64)
     duration = positive_finite(args.sim_duration, "--sim-duration", "60 (seconds per rate)")
-    rate = positive_finite(args.rate, "--rate", "50/s")
+    positive_finite(args.rate, "--rate", "50/s")
     if args.gpu_hour is not None:
         positive_finite(args.gpu_hour, "--gpu-hour", "3 ($ per GPU-hour)")
-    search = Search(slo, duration, args.seed, build_limits(args), args.search_max_levels)
-    model, desc, cost, hw = build_model(args)
-    policy = build_policy(args, cost, hw)
+    limits = limits_from(args)
+    sm, policy = model_and_policy(args)
     workload = load_from_args(args, PLAN_LOAD)
-    search.limits.check_request_steps(*workload.longest_tokens(), policy.chunk_tokens)
-    from inferlab.commands.engine_model import check_batches
+    limits.check_request_steps(*workload.longest_tokens(), policy.chunk_tokens)
+    spec = SearchSpec("rate", max_levels=args.search_max_levels)
+    cfg = SimConfig(sm.model, policy, workload, slo=slo, limits=limits, search=spec)
+    return plan_config(replace(cfg, description=sm.description), duration)
 
-    fit_lines = check_batches(model, policy, None)  # an engine baseline's range, refused past 2x
+
+def run(args: argparse.Namespace) -> int:
+    from inferlab.jsonio import dumps
+    from inferlab.sim.baseline import check_batches
+    from inferlab.sim.plan import Fleet, plan_fleet, plan_json
+
+    cfg = config_from(args)
+    fit_lines = check_batches(cfg.model, cfg.policy, None)  # a baseline's range, refused past 2x
     lines: list[str] = []
 
     def progress(r: RatePoint) -> None:
@@ -86,29 +106,46 @@ def run(args: argparse.Namespace) -> int:
             f"{r.verdict} -> {'meets the SLO' if v is None else 'fails: ' + v}"
         )
 
-    load = PlanLoad(rate, workload)
-    plan = plan_fleet(model, policy, load, search, Fleet(args.tp, args.gpu_hour), progress)
+    plan = plan_fleet(cfg, args.rate, Fleet(args.tp, args.gpu_hour), progress)
     if args.json:
-        d = plan_json(plan, rate, slo)
-        d["step_time"] = desc
+        assert cfg.slo is not None
+        d = plan_json(plan, args.rate, cfg.slo)
+        d["step_time"] = cfg.description
         d["basis"] = basis_of(args)
         print(dumps(d))
         return 0
     if args.explain:
-        print(f"step time: {desc}")
-        print("\n".join(f"  {line}" for line in fit_lines))
-        print(
-            f"policy: {policy.name}, max batch {policy.max_batch}, chunk {policy.chunk_tokens}, "
-            f"KV capacity {policy.kv_capacity_tokens} tokens"
-        )
-        print(f"each rate below is one simulation of a {workload.arrival} load:")
-        print("\n".join(lines))
+        print_steps(cfg, fit_lines, lines)
         print_explain(plan, args)
     else:  # what the engine baseline assumes beyond its measurements is said, explained or not
         said = [x for x in fit_lines if "beyond the measured" in x or "none given" in x]
         print("\n".join(f"step time: {line.strip()}" for line in said))
     print_plan(plan, args)
     return 0
+
+
+def print_steps(cfg: SimConfig, fit_lines: list[str], lines: list[str]) -> None:
+    """--explain: the step time and scheduler in words, then each simulated rate."""
+    print("step time:")
+    for k, v in cfg.description.items():
+        print(f"  {k.replace('_', ' ')}: {fmt_value(k, v)}")
+    print("\n".join(f"  {line}" for line in fit_lines))
+    p = cfg.policy
+    chunk = "whole prompts" if p.chunk_tokens is None else f"{p.chunk_tokens} tokens"
+    kv = "unbounded" if p.kv_capacity_tokens is None else f"{p.kv_capacity_tokens:,} tokens"
+    print(f"policy: {p.name}, max batch {p.max_batch}, prefill chunk {chunk}, KV capacity {kv}")
+    arrival = cfg.workload.arrival if cfg.workload else "poisson"
+    print(f"each rate below is one simulation of a {arrival} load:")
+    print("\n".join(lines))
+
+
+def fmt_value(key: str, v: object) -> str:
+    """A step-time setting as a person reads it: times with their unit, lists joined."""
+    if isinstance(v, float) and key.endswith("_s"):
+        return fmt_duration(v)
+    if isinstance(v, list):
+        return ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def print_explain(plan: Plan, args: argparse.Namespace) -> None:

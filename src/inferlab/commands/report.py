@@ -60,17 +60,10 @@ def render_run(out_dir: Path, summary: RunSummary) -> Path:
     return render_html(summary, out_dir, read_sweep(summary), setup_facts(summary))
 
 
-def load_summary(d: Path) -> RunSummary:
-    """The run's summary, checked for shape; levels a killed run did not summarise are
-    rebuilt from its records (and say so in the warnings)."""
-    from inferlab.rundir import load_run
-
-    return load_run(d)
-
-
 def run(args: argparse.Namespace) -> int:
     from inferlab.report.console import print_sweep
     from inferlab.report.reading import read_sweep
+    from inferlab.rundir import load_summary
 
     loaded = []
     for d in args.dirs:

@@ -1,78 +1,28 @@
-"""`inferlab simulate`: what a scheduler does to every user's latency, from the physics or a fit."""
+"""`inferlab simulate`: what a scheduler does to every user's latency, from the physics or a fit.
+
+Flags in, one `SimConfig` (sim/level.py), one call (`sim.run.run` or, with --find-max-load,
+`sim.run.search`), the result printed and kept (`sim.run.write_run`)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from inferlab.commands.common import (
-    BYTES,
-    TIME,
-    add_hardware,
-    add_model,
-    resolve_cost,
-    resolve_hardware,
-)
-from inferlab.commands.slo_args import add_slo_args, slo_from
+from inferlab.commands.common import TIME
+from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
+from inferlab.commands.slo_args import add_slo_args, search_spec, slo_from
 from inferlab.errors import InferlabError
-from inferlab.load.flags import LoadDefaults, add_load_flags
+from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
 
 # simulate's defaults: an open loop runs 60 s; a closed loop sends one request per user.
-SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0)
+SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0, one_level=True)
 
 if TYPE_CHECKING:
-    from inferlab.commands.sim_load import Load
-    from inferlab.sim.limits import Limits
-    from inferlab.sim.scheduler import Policy
-    from inferlab.summary import LevelSummary, RunSummary, SimulationBlock
-
-
-def add_sim_args(p: argparse.ArgumentParser) -> None:
-    """Model, hardware, step-time model and scheduler flags, shared with `plan`."""
-    from inferlab.sim.limits import DEFAULT_MAX_REQUESTS, DEFAULT_MAX_STEPS
-    from inferlab.sim.policies import POLICIES
-
-    add_model(p)
-    add_hardware(p)
-    p.add_argument("--policy", choices=list(POLICIES), default="continuous")
-    p.add_argument("--max-batch", type=int, default=256, help="sequences per step (256)")
-    p.add_argument(
-        "--chunked-prefill", type=int, help="prompt tokens per step (continuous policy only)"
-    )
-    p.add_argument(
-        "--kv-capacity",
-        type=BYTES,
-        help="KV cache bytes (default: memory - weights; 'inf' not allowed)",
-    )
-    p.add_argument("--block-tokens", type=int, default=16, help="KV block size in tokens (16)")
-    p.add_argument(
-        "--efficiency",
-        type=float,
-        default=1.0,
-        help="fraction of the floor's speed reached, e.g. 0.7 (1.0 = the floor)",
-    )
-    p.add_argument("--overhead", type=TIME, default=0.0, help="fixed per-step overhead, e.g. 1ms")
-    p.add_argument("--calibrate", type=Path, help="fit the step time to a bench run folder")
-    p.add_argument("--calibrate-levels", help="levels to fit, e.g. c=1,c=8 (all)")
-    p.add_argument(
-        "--max-requests",
-        type=int,
-        default=DEFAULT_MAX_REQUESTS,
-        help=f"refuse a simulation of more requests ({DEFAULT_MAX_REQUESTS})",
-    )
-    p.add_argument(
-        "--max-steps",
-        type=int,
-        default=DEFAULT_MAX_STEPS,
-        help=f"stop a simulation past this many engine steps ({DEFAULT_MAX_STEPS})",
-    )
-    from inferlab.commands.engine_model import add_engine_args
-
-    add_engine_args(p)
+    from inferlab.sim.level import SimConfig, SimLevel
+    from inferlab.summary import LevelSummary, SimulationBlock
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -109,174 +59,89 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def build_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
-    """The step-time model (fitted or roofline), its description, the cost and hardware."""
-    from inferlab.commands.engine_model import engine_model
-    from inferlab.sim.calibrate import fit_from_summary
-    from inferlab.sim.steptime import RooflineStepTime
+def _level(args: argparse.Namespace) -> Any:
+    """The one level simulate runs: --users N is --concurrency N."""
+    from inferlab.load.spec import Level
+    from inferlab.sim.limits import at_least
 
-    engine = engine_model(args)  # --engine-baseline DIR (or --calibrate naming one)
-    if engine is not None:
-        return engine[0], engine[1], None, None
-    if args.calibrate:
-        from inferlab.commands.report import load_summary
-
-        labels = args.calibrate_levels.split(",") if args.calibrate_levels else None
-        fitted = fit_from_summary(load_summary(args.calibrate), labels)
-        desc = {
-            "step_time_model": "fitted",
-            "base_s": fitted.base_s,
-            "per_decode_s": fitted.per_decode_s,
-            "per_prefill_token_s": fitted.per_prefill_token_s,
-            "source": fitted.source,
-        }
-        return fitted, desc, None, None
-    cost, hw = resolve_cost(args), resolve_hardware(args)
-    if not 0 < args.efficiency <= 1:
-        raise InferlabError("--efficiency must be in (0, 1], e.g. 0.7")
-    if not math.isfinite(args.overhead):
-        raise InferlabError("--overhead must be a finite time, e.g. 1ms")
-    desc = {
-        "step_time_model": "roofline",
-        "efficiency": args.efficiency,
-        "overhead_s": args.overhead,
-        "model": cost.name,
-        "hardware": hw.name,
-    }
-    return RooflineStepTime(cost, hw, args.efficiency, args.overhead), desc, cost, hw
+    if args.users is not None:
+        if args.concurrency or args.rate or args.trace:
+            raise InferlabError("--users is --concurrency: give one of --users, --rate, --trace")
+        return Level("concurrency", at_least(args.users, 1, "--users"))
+    if args.find_max_load:
+        return None  # the search picks the levels
+    if not (args.concurrency or args.rate or args.trace):
+        raise InferlabError("give a load: --concurrency N (--users N), --rate R/s or --trace FILE")
+    return None
 
 
-def kv_capacity_tokens(args: argparse.Namespace, cost: Any, hw: Any) -> int | None:
-    """Tokens the KV cache holds: --kv-capacity, else memory beside the weights (physics)."""
-    from inferlab.physics.capacity import capacity
+def config_from(args: argparse.Namespace) -> SimConfig:
+    """The flags, read once into the simulation they describe."""
+    import dataclasses
 
-    cap = args.kv_capacity
-    if cap is not None and not math.isfinite(cap):
-        raise InferlabError("--kv-capacity must be a finite size, e.g. 60GB")
-    if cap is None and cost is not None and hw is not None and hw.memory_bytes > 0:
-        cap = capacity(cost, hw, 1).free_for_kv_bytes
-        if cap <= 0:
-            raise InferlabError("the weights do not fit in memory: add --tp or state --memory")
-    if cap is None or cost is None or cost.kv_bytes_per_token <= 0:
-        return None
-    return int(cap // cost.kv_bytes_per_token)
+    from inferlab.sim.level import SimConfig
 
-
-def build_policy(args: argparse.Namespace, cost: Any, hw: Any) -> Policy:
-    from inferlab.sim.limits import MAX_BLOCK_TOKENS, at_least
-    from inferlab.sim.scheduler import Policy
-
-    at_least(args.max_batch, 1, "--max-batch")
-    at_least(args.block_tokens, 1, "--block-tokens", MAX_BLOCK_TOKENS)
-    chunk = args.chunked_prefill
-    if chunk is not None:
-        at_least(chunk, 1, "--chunked-prefill")
-        if args.policy != "continuous":
-            raise InferlabError("--chunked-prefill applies to --policy continuous only")
-    elif args.calibrate and args.policy == "continuous":
-        from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
-
-        chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
-    from inferlab.commands.engine_model import llama_policy
-
-    llama = llama_policy(args)  # --policy llama.cpp and its knobs
-    if llama is not None:
-        return llama
-    tokens = kv_capacity_tokens(args, cost, hw)
-    return Policy(args.policy, args.max_batch, chunk, tokens, args.block_tokens)
-
-
-def build_limits(args: argparse.Namespace) -> Limits:
-    from inferlab.sim.limits import Limits, at_least
-
-    return Limits(
-        at_least(args.max_requests, 1, "--max-requests"),
-        at_least(args.max_steps, 1, "--max-steps"),
+    if not 0 <= args.stagger < math.inf:
+        raise InferlabError("--stagger must be a finite time >= 0, e.g. 2s")
+    limits = limits_from(args)
+    level = _level(args)
+    workload = load_from_args(args, SIM_LOAD)
+    if level is not None:
+        workload = dataclasses.replace(workload, levels=(level,))
+    sm, policy = model_and_policy(args)
+    given = [float(args.users)] if args.users is not None else None
+    return SimConfig(
+        sm.model,
+        policy,
+        workload,
+        levels=workload.levels,
+        slo=slo_from(args),
+        limits=limits,
+        injected=tuple(args.inject_prompt),
+        requests_per_user=args.requests_per_user,
+        stagger_s=args.stagger,
+        description=sm.description,
+        command=("inferlab", *sys.argv[1:]),
+        search=search_spec(args, given),
     )
-
-
-def sim_config(
-    desc: dict[str, Any], policy: Policy, args: argparse.Namespace, load: Load
-) -> dict[str, Any]:
-    from inferlab.commands.sim_load import workload_json
-
-    return {
-        **desc,
-        "policy": policy.name,
-        "max_batch": policy.max_batch,
-        "chunk_tokens": policy.chunk_tokens,
-        "kv_capacity_tokens": policy.kv_capacity_tokens,
-        "block_tokens": policy.block_tokens,
-        "seed": args.seed,
-        "workload": workload_json(load, args.inject_prompt),
-    }
 
 
 def run(args: argparse.Namespace) -> int:
-    from inferlab.commands.sim_load import build_load, check_lengths, with_turns
     from inferlab.runfolder import resolve_run_folder
-    from inferlab.sim.engine import simulate
-    from inferlab.sim.output import TokenTimes, build_summary, summarize_result
+    from inferlab.sim import run as sim
 
-    limits = build_limits(args)
     if args.out is not None:
         resolve_run_folder(args.out, args.overwrite, args.append_run)  # refuse before the work
-    model, desc, cost, hw = build_model(args)
-    policy = build_policy(args, cost, hw)
-    slo = slo_from(args)
+    cfg = config_from(args)
     text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
-    if args.find_max_load:
-        from inferlab.commands.sim_search import SimSetup, run_search
-
-        return run_search(args, SimSetup(model, desc, policy, SIM_LOAD, limits, build_load), text)
-    load = build_load(args, SIM_LOAD, limits)
-    check_lengths(load, policy, limits)
-    from inferlab.commands.engine_model import check_batches
-
-    fit_lines = check_batches(model, policy, load.users.users if load.users else None)
-    t = time.perf_counter()
-    res = simulate(load.arrivals, model, policy, load.users, max_steps=limits.max_steps)
-    wall = time.perf_counter() - t
-    times = TokenTimes.of(res)
-    config = {**sim_config(desc, policy, args, load), "wall_s": wall}
-    config["workload"]["requests_per_level"] = len(res.requests)
-    level = with_turns(summarize_result(res, load.label, times), res, times, load)
-    from inferlab.sim.slo_level import judge_simulated
-
-    level = judge_simulated(level, res, load.label, slo, times)
-    summary = build_summary(res, level, config, ["inferlab", *sys.argv[1:]])
-    print_result(level, summary.simulation, res, wall, text)
-    print_slo(level, text)
-    for line in fit_lines:
-        print(f"  step time: {line}", file=text)
+    if cfg.search is not None:
+        result = sim.search(cfg, lambda sl: print_probe(sl.summary, text))
+        print(result.summary.max_load.message if result.summary.max_load else "", file=text)
+    else:
+        result = sim.run(cfg)
+        (sl,) = result.levels
+        print_result(sl, result.summary.simulation, result.wall_s, text)
+        print_slo(sl.summary, text)
+        for line in result.fit_lines:
+            print(f"  step time: {line}", file=text)
     if args.out is not None:
-        write_run(args, res, times, summary, text, load.requests)
+        folder = sim.write_run(result, args.out, args.overwrite, args.append_run)
+        kept = "every level tried is kept" if cfg.search else f"`inferlab report {folder}`"
+        print(f"results: {folder}/ (records.jsonl, summary.json); {kept}", file=text)
     if args.json:
         from inferlab.jsonio import dumps
 
-        print(dumps(summary.to_json()))
-    return 0
+        print(dumps(result.summary))
+    found = result.summary.max_load
+    return 1 if args.strict and found is not None and found.value is None else 0
 
 
-def write_run(
-    args: argparse.Namespace,
-    res: Any,
-    times: Any,
-    summary: RunSummary,
-    text: IO[str],
-    specs: Any = None,
-) -> None:
-    from inferlab.jsonio import write_json
-    from inferlab.runfolder import claim_run_folder
-    from inferlab.sim.output import iter_records, write_records
-
-    with claim_run_folder(args.out, args.overwrite, args.append_run) as folder:
-        label = summary.levels[0].label
-        write_records(folder / "records.jsonl", iter_records(res, label, times, specs))
-        write_json(folder / "summary.json", summary)
-    print(
-        f"results: {folder}/ (records.jsonl, summary.json); `inferlab report {folder}`", file=text
-    )
+def print_probe(level: LevelSummary, text: IO[str]) -> None:
+    assert level.slo is not None
+    sat = f", {level.saturation.verdict}" if level.saturation else ""
+    verdict = "pass" if level.slo.passed else "fail"
+    binding = level.slo.binding.describe(level.slo.min_attainment) if level.slo.binding else ""
+    print(f"  {level.label}: {verdict} ({binding}){sat}", file=text)
 
 
 def ms(x: float | None) -> str:
@@ -305,9 +170,8 @@ def print_slo(lv: LevelSummary, file: IO[str]) -> None:
             print(f"  {GROWING_NOTE}", file=file)
 
 
-def print_result(
-    lv: LevelSummary, sim: SimulationBlock | None, res: Any, wall: float, file: IO[str]
-) -> None:
+def print_result(sl: SimLevel, sim: SimulationBlock | None, wall: float, file: IO[str]) -> None:
+    lv, res = sl.summary, sl.result
 
     def say(line: str) -> None:
         print(line, file=file)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TYPE_CHECKING
 
 from inferlab.commands.common import real, whole
@@ -11,7 +12,7 @@ from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
     from inferlab.slo.grammar import Slo
-    from inferlab.slo.search import LoadKind, MaxLoadSearch
+    from inferlab.slo.search import LoadKind, MaxLoadSearch, SearchSpec
 
 MAX_SEARCH_LEVELS = 64
 
@@ -64,20 +65,40 @@ def slo_from(args: argparse.Namespace) -> Slo | None:
     return parse_slo(args.slo, args.min_attainment) if args.slo else None
 
 
-def search_from(
-    args: argparse.Namespace, given: list[float] | None, upper: float
-) -> MaxLoadSearch | None:
-    """The search, starting at the first value given for its load (1 by default) and
-    stopping at the second (else `upper`)."""
-    from inferlab.slo.search import MaxLoadSearch
+def search_spec(
+    args: argparse.Namespace, given: list[float] | None = None, upper: float = math.inf
+) -> SearchSpec | None:
+    """The search, starting at the first value given for its load (--concurrency or --rate;
+    1 by default) and stopping at the second (else `upper`). A closed loop of N requests
+    per level keeps at most N in flight: the search stops there, and says so."""
+    from inferlab.slo.search import SearchSpec
 
     kind: LoadKind | None = args.find_max_load
     if kind is None:
         return None
+    if given is None:
+        given = [float(v) for v in (getattr(args, kind) or [])]
     values = sorted(given or [1.0])
     if len(values) > 2:
         raise InferlabError(
             f"--find-max-load {kind}: give --{kind} as START or START,HIGHEST, not a list"
         )
     start, top = values[0], (values[1] if len(values) == 2 else upper)
-    return MaxLoadSearch(kind, start, top, args.search_max_levels)
+    n = getattr(args, "requests_per_level", None)
+    if kind == "concurrency" and n is not None and n < top:
+        if start > n:
+            raise InferlabError(
+                f"--find-max-load concurrency starts at {start:g} streams, but "
+                f"--requests-per-level {n} keeps at most {n} requests in flight: raise it"
+            )
+        why = f"--requests-per-level {n} keeps at most {n} requests in flight: raise it"
+        return SearchSpec(kind, start, float(n), args.search_max_levels, why)
+    return SearchSpec(kind, start, top, args.search_max_levels)
+
+
+def search_from(
+    args: argparse.Namespace, given: list[float] | None, upper: float
+) -> MaxLoadSearch | None:
+    """The search as bench drives it, level by level (`search_spec`)."""
+    spec = search_spec(args, given, upper)
+    return spec.begin() if spec is not None else None

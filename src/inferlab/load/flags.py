@@ -38,6 +38,7 @@ class LoadDefaults:
     requests_per_level: int | None = 64  # None: open loop runs --duration
     duration_s: float | None = None
     concurrency: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    one_level: bool = False  # the command runs one level (or searches from START,HIGHEST)
 
 
 def _positive_int(text: str) -> int:
@@ -143,12 +144,24 @@ def add_load_flags(p: argparse.ArgumentParser, defaults: LoadDefaults = LoadDefa
 
 
 def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
-    g.add_argument(
-        "--concurrency", metavar="LIST", type=_ints, help="closed-loop levels, streams: 1,2,4,8"
-    )
-    g.add_argument(
-        "--rate", metavar="LIST", type=_rates, help="open-loop levels, requests/s: 4,8,16 or 5/s"
-    )
+    if defaults.one_level:
+        search = "; with --find-max-load: START or START,HIGHEST"
+        g.add_argument(
+            "--concurrency", metavar="N", type=_ints, help=f"closed loop: N streams{search}"
+        )
+        g.add_argument(
+            "--rate", metavar="R", type=_rates, help=f"open loop: R requests/s, e.g. 5/s{search}"
+        )
+    else:
+        g.add_argument(
+            "--concurrency", metavar="LIST", type=_ints, help="closed-loop levels, streams: 1,2,4,8"
+        )
+        g.add_argument(
+            "--rate",
+            metavar="LIST",
+            type=_rates,
+            help="open-loop levels, requests/s: 4,8,16 or 5/s",
+        )
     g.add_argument(
         "--requests-per-level",
         metavar="N",

@@ -15,41 +15,19 @@ from typing import Any
 
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level
-from inferlab.load.workload import Workload
 from inferlab.physics.price import price_per_million
-from inferlab.sim.engine import simulate
-from inferlab.sim.limits import Limits
-from inferlab.sim.output import LoadLabel, summarize_result
-from inferlab.sim.scheduler import Policy
-from inferlab.sim.slo_level import judge_simulated
-from inferlab.sim.steptime import StepTimeModel
-from inferlab.sim.workload import arrivals_of
+from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.slo.attainment import ObjectiveResult, SloLevel
 from inferlab.slo.grammar import Slo
-from inferlab.slo.search import MaxLoad, find_max_load
+from inferlab.slo.search import DEFAULT_MAX_LEVELS, MaxLoad, SearchSpec, find_max_load
 
 MAX_RATE_PER_S = 1e5  # the search stops growing here
-
-
-@dataclass(frozen=True, slots=True)
-class PlanLoad:
-    target_rate_per_s: float
-    workload: Workload  # lengths, arrival process, seed (its levels are the searched rates)
 
 
 @dataclass(frozen=True, slots=True)
 class Fleet:
     tp: int = 1
     usd_per_gpu_hour: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Search:
-    slo: Slo  # slo/grammar.py: the same --slo as bench and simulate
-    duration_s: float = 60.0  # simulated per candidate rate
-    seed: int = 0
-    limits: Limits = Limits()
-    max_levels: int = 16  # simulations at most (slo/search.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,16 +69,17 @@ def _throughput_fails(level: SloLevel) -> SloLevel:
     return replace(level, objectives=(*level.objectives, why), passed=False, binding=why)
 
 
-def evaluate(
-    model: StepTimeModel, policy: Policy, rate: float, load: PlanLoad, search: Search
-) -> RatePoint:
-    w = dataclasses.replace(load.workload, duration_s=search.duration_s, seed=search.seed)
-    arrivals = arrivals_of(w.requests(Level("rate", rate, "plan")))
-    res = simulate(
-        arrivals, model, policy, max_time_s=search.duration_s * 3, max_steps=search.limits.max_steps
-    )
-    label = LoadLabel("plan", "rate", rate)
-    lv = judge_simulated(summarize_result(res, label), res, label, search.slo)
+def plan_config(cfg: SimConfig, duration_s: float) -> SimConfig:
+    """Each candidate rate simulated for `duration_s` (and stopped at three times that)."""
+    assert cfg.workload is not None
+    w = dataclasses.replace(cfg.workload, duration_s=duration_s)
+    return dataclasses.replace(cfg, workload=w, max_time_s=duration_s * 3)
+
+
+def evaluate(cfg: SimConfig, rate: float) -> RatePoint:
+    """One candidate rate: one simulated level, judged against the SLO and its queue."""
+    sl = simulate_level(cfg, Level("rate", rate, "plan"))
+    lv, res = sl.summary, sl.result
     assert lv.slo is not None and lv.saturation is not None  # an SLO, open loop
     unfinished = sum(1 for r in res.requests if r.finish_s is None)
     judged = lv.slo
@@ -113,28 +92,29 @@ def evaluate(
 
 
 def plan_fleet(
-    model: StepTimeModel,
-    policy: Policy,
-    load: PlanLoad,
-    search: Search,
+    cfg: SimConfig,
+    target: float,
     fleet: Fleet = Fleet(),
     progress: Callable[[RatePoint], None] = lambda p: None,
 ) -> Plan:
-    """The highest rate one replica sustains within the SLO (slo/search.py), then the fleet."""
-    target = load.target_rate_per_s
+    """The highest rate one replica sustains within the SLO (slo/search.py), then the fleet.
+    `cfg` is a `plan_config`; its search's `max_levels` bounds the simulations."""
     if not 0 < target < math.inf:
         raise InferlabError("the target rate must be positive, e.g. --rate 50/s")
+    assert cfg.workload is not None
+    duration = cfg.workload.duration_s or 60.0
+    max_levels = cfg.search.max_levels if cfg.search else DEFAULT_MAX_LEVELS
     points: dict[float, RatePoint] = {}
 
     def at(rate: float) -> SloLevel:
-        p = evaluate(model, policy, rate, load, search)
+        p = evaluate(cfg, rate)
         progress(p)
         points[rate] = p
         return p.level
 
-    lo_rate = 1.0 / search.duration_s * 5  # a handful of requests: the SLO at (almost) no load
-    most = min(MAX_RATE_PER_S, search.limits.max_requests / search.duration_s)
-    found = find_max_load(at, "rate", lo_rate, most, search.max_levels)
+    lo_rate = 1.0 / duration * 5  # a handful of requests: the SLO at (almost) no load
+    most = min(MAX_RATE_PER_S, cfg.limits.max_requests / duration)
+    found = find_max_load(at, SearchSpec("rate", lo_rate, most, max_levels))
     if found.value is None:
         first = points[lo_rate]
         raise InferlabError(
@@ -142,7 +122,14 @@ def plan_fleet(
             f"TTFT p99 {first.ttft_p99_s:.3g} s, TPOT p99 {first.tpot_p99_s * 1e3:.3g} ms "
             f"({first.violation()}); relax the SLO, add tensor parallelism or faster hardware"
         )
+    return _fleet(found, points, target, cfg.workload.output.mean_tokens, fleet)
+
+
+def _fleet(
+    found: MaxLoad, points: dict[float, RatePoint], target: float, out_tokens: float, fleet: Fleet
+) -> Plan:
     lo = found.value
+    assert lo is not None
     above = [p for r, p in points.items() if r > lo and p.violation()]
     binding = (
         min(above, key=lambda p: p.rate_per_s).violation() or ""
@@ -153,9 +140,8 @@ def plan_fleet(
     gpus = replicas * fleet.tp
     usd = None
     if fleet.usd_per_gpu_hour is not None:
-        out_tokens_per_s = target * load.workload.output.mean_tokens
         usd = price_per_million(
-            fleet.usd_per_gpu_hour, out_tokens_per_s, gpus
+            fleet.usd_per_gpu_hour, target * out_tokens, gpus
         ).usd_per_million_tokens
     ordered = sorted(points.values(), key=lambda p: p.rate_per_s)
     return Plan(lo, binding, replicas, gpus, usd, ordered, found)

@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
-from inferlab.sim.engine import SimResult, simulate
-from inferlab.sim.output import LoadLabel, summarize_result
+from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.slo_level import judge_simulated
 from inferlab.sim.steptime_engine import EngineStepTime
-from inferlab.sim.workload import arrivals_of, closed_loop_of
 from inferlab.summary import (
     LevelSummary,
     Predicted,
@@ -56,25 +54,12 @@ def describe_source(model: EngineStepTime, knobs: LlamaCppKnobs) -> str:
     )
 
 
-def _label(level: Level, reqs: Requests) -> LoadLabel:
-    value = level.value
-    if level.kind == "trace" and not value and len(reqs) > 1:
-        span = float(reqs.arrival_s[-1] - reqs.arrival_s[0])
-        value = (len(reqs) - 1) / span if span > 0 else 0.0
-    return LoadLabel(level.label, level.summary_kind, value)
-
-
-def simulate_level(
-    model: EngineStepTime, knobs: LlamaCppKnobs, level: Level, reqs: Requests
-) -> SimResult:
-    """The level's request specs through the simulator, each request carrying its spec's row."""
-    if not len(reqs):
-        raise InferlabError(f"level {level.label}: no requests to predict")
-    if reqs.message_tokens is not None:
-        raise InferlabError(f"level {level.label}: conversations are not predicted here")
-    if level.kind == "concurrency":
-        return simulate([], model, knobs.policy(), closed_loop_of(reqs, int(level.value)))
-    return simulate(arrivals_of(reqs), model, knobs.policy(), None)
+def predict_config(
+    model: EngineStepTime, knobs: LlamaCppKnobs, slo: Slo | None = None
+) -> SimConfig:
+    """The simulation a prediction runs: llama-server's scheduler at `knobs`, the engine's
+    step times, the SLO it is judged against."""
+    return SimConfig(model, knobs.policy(), slo=slo)
 
 
 def predict(
@@ -88,9 +73,12 @@ def predict(
     """Simulate `level`'s request specs on llama-server's scheduler with the engine's step
     times (closed loop: `level.value` users sharing the specs' queue, starting together;
     open loop and trace: each spec at its instant)."""
-    res = simulate_level(model, knobs, level, reqs)
-    label = _label(level, reqs)
-    lv = judge_simulated(summarize_result(res, label), res, label, slo)
+    if not len(reqs):
+        raise InferlabError(f"level {level.label}: no requests to predict")
+    if reqs.message_tokens is not None:
+        raise InferlabError(f"level {level.label}: conversations are not predicted here")
+    sl = simulate_level(predict_config(model, knobs, slo), level, reqs)
+    lv = sl.summary
     return Predicted(
         ttft_s=PredictedQuantiles(p50=lv.ttft_s.p50, p99=lv.ttft_s.p99),
         tpot_s=PredictedQuantiles(p50=lv.tpot_s.p50),
@@ -98,8 +86,21 @@ def predict(
         source=describe_source(model, knobs),
         held_out=held_out,
         goodput_requests_per_s=lv.slo.goodput_requests_per_s if lv.slo else None,
-        requests=len(res.requests),
+        requests=len(sl.result.requests),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Predictor:
+    """The engine-alone model and a server's scheduler, with the SLO it is judged against
+    (the demo predicts every level with one before measuring it)."""
+
+    model: EngineStepTime
+    knobs: LlamaCppKnobs
+    slo: Slo | None
+
+    def predict(self, workload: Workload, level: Level) -> Predicted:
+        return predict(self.model, self.knobs, level, workload.requests(level), self.slo)
 
 
 def _rel(pred: float | None, meas: float | None) -> float | None:

@@ -120,6 +120,21 @@ def fmt_load(kind: LoadKind, value: float) -> str:
     return f"{int(value)}" if kind == "concurrency" else f"{value:.3g}/s"
 
 
+@dataclass(frozen=True, slots=True)
+class SearchSpec:
+    """A search to run: its load, first and highest level, and probes at most. `upper_why`
+    says what set `upper` when it is the most the load can reach (not a choice)."""
+
+    kind: LoadKind
+    start: float = 1.0
+    upper: float = math.inf
+    max_levels: int = DEFAULT_MAX_LEVELS
+    upper_why: str = ""
+
+    def begin(self) -> MaxLoadSearch:
+        return MaxLoadSearch(self.kind, self.start, self.upper, self.max_levels, self.upper_why)
+
+
 @dataclass(slots=True)
 class MaxLoadSearch:
     """Bracket, then interpolate; at most `max_levels` probes, between `start` and `upper`."""
@@ -128,6 +143,7 @@ class MaxLoadSearch:
     start: float = 1.0
     upper: float = math.inf
     max_levels: int = DEFAULT_MAX_LEVELS
+    upper_why: str = ""  # e.g. "20 requests per level keep at most 20 in flight"
     probes: list[Probe] = field(default_factory=list)
 
     def record(self, value: float, level: SloLevel) -> None:
@@ -237,21 +253,20 @@ def _bound_not_found(search: MaxLoadSearch, lo: Probe, tried: tuple[Probe, ...])
         f"max {search.kind} within the SLO: at least {fmt_load(search.kind, lo.value)}; "
         f"every level tried passed, so the bound was not found: raise {raise_what}"
     )
+    if lo.value >= search.upper and search.upper_why:
+        msg = (
+            f"max {search.kind} within the SLO: at least {fmt_load(search.kind, lo.value)}; "
+            f"no higher level was tried: {search.upper_why}"
+        )
     b = lo.level.binding
     return MaxLoad(
         search.kind, lo.value, "bound_not_found", None if b is None else b.name, msg, _kept(tried)
     )
 
 
-def find_max_load(
-    measure: Callable[[float], SloLevel],
-    kind: LoadKind,
-    start: float = 1.0,
-    upper: float = math.inf,
-    max_levels: int = DEFAULT_MAX_LEVELS,
-) -> MaxLoad:
+def find_max_load(measure: Callable[[float], SloLevel], spec: SearchSpec) -> MaxLoad:
     """Run the search with `measure(load) -> SloLevel` (one real level per call)."""
-    search = MaxLoadSearch(kind, start, upper, max_levels)
+    search = spec.begin()
     while (value := search.next_value()) is not None:
         search.record(value, measure(value))
     return search.result()
