@@ -209,3 +209,38 @@ def test_simulate_json_prints_the_summary_alone(run_cli: RunCli) -> None:
     assert code == 0, err
     assert json.loads(out)["levels"][0]["requests_ok"] == 4  # stdout is the JSON alone
     assert "TTFT" in err
+
+
+def test_the_search_never_reports_a_concurrency_it_could_not_load(run_cli: RunCli) -> None:
+    """20 requests per level keep at most 20 in flight: the search stops at c=20, says why."""
+    code, out, _ = run_cli(
+        "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm",
+        "--find-max-load", "concurrency", "--slo", "tpot_p50=10ms", "--requests-per-level", "20",
+    )  # fmt: skip
+    assert code == 0
+    tried = [line.split(":")[0].strip() for line in out.splitlines() if line.startswith("  c=")]
+    assert tried == ["c=1", "c=2", "c=4", "c=8", "c=16", "c=20"]
+    assert "at least 20; no higher level was tried: --requests-per-level 20 keeps at most" in out
+    code, _, err = run_cli(
+        "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--concurrency", "32",
+        "--find-max-load", "concurrency", "--slo", "tpot_p50=10ms", "--requests-per-level", "20",
+    )  # fmt: skip
+    assert code == 2 and "starts at 32 streams" in err and "Traceback" not in err
+
+
+def test_simulate_help_says_one_level(run_cli: RunCli) -> None:
+    code, out, _ = run_cli("simulate", "--help")
+    assert code == 0 and "--concurrency N" in out and "--concurrency LIST" not in out
+    assert "START,HIGHEST" in out
+
+
+def test_plan_explain_reads_as_lines(run_cli: RunCli) -> None:
+    code, out, _ = run_cli(
+        "plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "50/s",
+        "--slo", "ttft_p99=500ms,tpot_p99=30ms", "--sim-duration", "10", "--explain",
+    )  # fmt: skip
+    assert code == 0
+    assert "{" not in out and "None" not in out
+    assert "  step time model: roofline" in out and "  overhead: 0 ms" in out
+    assert "prefill chunk whole prompts, KV capacity 487,819 tokens" in out
+    assert len([x for x in out.splitlines() if x.endswith("meets the SLO")]) >= 5

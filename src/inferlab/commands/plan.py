@@ -128,8 +128,9 @@ def print_steps(cfg: SimConfig, fit_lines: list[str], lines: list[str]) -> None:
     """--explain: the step time and scheduler in words, then each simulated rate."""
     print("step time:")
     for k, v in cfg.description.items():
-        print(f"  {k.replace('_', ' ')}: {fmt_value(k, v)}")
-    print("\n".join(f"  {line}" for line in fit_lines))
+        print(f"  {k.removesuffix('_s').replace('_', ' ')}: {fmt_value(k, v)}")
+    for line in fit_lines:
+        print(f"  {line}")
     p = cfg.policy
     chunk = "whole prompts" if p.chunk_tokens is None else f"{p.chunk_tokens} tokens"
     kv = "unbounded" if p.kv_capacity_tokens is None else f"{p.kv_capacity_tokens:,} tokens"
