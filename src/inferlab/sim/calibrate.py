@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from inferlab.errors import InferlabError
-from inferlab.metrics.level import summarize_level
-from inferlab.sim.engine import simulate
-from inferlab.sim.output import to_records
+from inferlab.load.lengths import LengthDist
+from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
+from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import DecodeBatch, FittedStepTime
-from inferlab.sim.users import ClosedLoop
 from inferlab.summary import RunSummary
 
 LLAMA_CPP_BATCH_TOKENS = 2048
@@ -43,9 +43,14 @@ def closed_loop(
     """
     stagger = output * (pace or model).step_time_s([], DecodeBatch.of([0] * users))
     policy = Policy("continuous", max_batch or users, LLAMA_CPP_BATCH_TOKENS)
-    res = simulate([], model, policy, ClosedLoop(users, requests_per_user, prompt, output, stagger))
-    lv = summarize_level("sim", "concurrency", users, to_records(res, "sim"))
-    return float(lv.tpot_s.p50 or 0.0), float(lv.ttft_s.p50 or 0.0)
+    w = Workload(
+        LengthDist.parse(str(prompt), "prompt tokens"),
+        LengthDist.parse(str(output), "output tokens"),
+        (),
+        requests_per_level=users * requests_per_user,
+    )
+    lv = simulate_level(SimConfig(model, policy, w, stagger_s=stagger), Level("concurrency", users))
+    return float(lv.summary.tpot_s.p50 or 0.0), float(lv.summary.ttft_s.p50 or 0.0)
 
 
 def fit_from_summary(summary: RunSummary, labels: list[str] | None = None) -> FittedStepTime:
