@@ -136,10 +136,10 @@ def limits_from(args: argparse.Namespace) -> Limits:
     )
 
 
-def model_and_policy(args: argparse.Namespace) -> tuple[StepModel, Any]:
-    """The step-time model and the scheduler the flags choose (sim/stepmodel.py)."""
+def model_and_policy(args: argparse.Namespace) -> tuple[StepChoice, StepModel, Any]:
+    """What was stated, the step-time model and the scheduler it chooses (sim/stepmodel.py)."""
     from inferlab.sim.stepmodel import choose_policy, choose_step_model
 
     step = step_choice(args)
     sm = choose_step_model(step, lambda: (resolve_cost(args), resolve_hardware(args)))
-    return sm, choose_policy(policy_choice(args), step, sm)
+    return step, sm, choose_policy(policy_choice(args), step, sm)

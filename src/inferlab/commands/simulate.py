@@ -9,7 +9,7 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.commands.common import TIME
 from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
@@ -21,8 +21,7 @@ from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
 SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0, one_level=True)
 
 if TYPE_CHECKING:
-    from inferlab.sim.level import SimConfig, SimLevel
-    from inferlab.summary import LevelSummary, SimulationBlock
+    from inferlab.sim.level import SimConfig
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -88,7 +87,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
     workload = load_from_args(args, SIM_LOAD)
     if level is not None:
         workload = dataclasses.replace(workload, levels=(level,))
-    sm, policy = model_and_policy(args)
+    _, sm, policy = model_and_policy(args)
     given = [float(args.users)] if args.users is not None else None
     return SimConfig(
         sm.model,
@@ -107,6 +106,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from inferlab.console import sim_text as say
     from inferlab.runfolder import resolve_run_folder
     from inferlab.sim import run as sim
 
@@ -115,13 +115,13 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from(args)
     text = sys.stderr if args.json else sys.stdout  # --json: stdout carries the JSON alone
     if cfg.search is not None:
-        result = sim.search(cfg, lambda sl: print_probe(sl.summary, text))
+        result = sim.search(cfg, lambda sl: say.probe(sl.summary, text))
         print(result.summary.max_load.message if result.summary.max_load else "", file=text)
     else:
         result = sim.run(cfg)
         (sl,) = result.levels
-        print_result(sl, result.summary.simulation, result.wall_s, text)
-        print_slo(sl.summary, text)
+        say.result(sl, result.summary.simulation, result.wall_s, text)
+        say.slo(sl.summary, text)
         for line in result.fit_lines:
             print(f"  step time: {line}", file=text)
     if args.out is not None:
@@ -134,84 +134,3 @@ def run(args: argparse.Namespace) -> int:
         print(dumps(result.summary))
     found = result.summary.max_load
     return 1 if args.strict and found is not None and found.value is None else 0
-
-
-def print_probe(level: LevelSummary, text: IO[str]) -> None:
-    assert level.slo is not None
-    sat = f", {level.saturation.verdict}" if level.saturation else ""
-    verdict = "pass" if level.slo.passed else "fail"
-    binding = level.slo.binding.describe(level.slo.min_attainment) if level.slo.binding else ""
-    print(f"  {level.label}: {verdict} ({binding}){sat}", file=text)
-
-
-def ms(x: float | None) -> str:
-    """ms below 10 s, s from 10 s, min from 10 min (units.fmt_duration)."""
-    from inferlab.units import fmt_duration
-
-    return "-" if x is None else fmt_duration(x)
-
-
-def print_slo(lv: LevelSummary, file: IO[str]) -> None:
-    """The level against --slo, and an open-loop level's saturation verdict."""
-    from inferlab.slo.saturation import GROWING_NOTE, THRESHOLDS
-
-    if lv.slo is not None:
-        g = lv.slo
-        why = "" if g.binding is None else f"; binding {g.binding.describe(g.min_attainment)}"
-        print(
-            f"  SLO {g.slo}: {'pass' if g.passed else 'fail'}; attainment {g.attainment:.0%} "
-            f"(min {g.min_attainment:.0%}); goodput {g.goodput_requests_per_s:.3g} req/s, "
-            f"{g.goodput_tokens_per_s:.4g} tok/s{why}",
-            file=file,
-        )
-    if lv.saturation is not None:
-        print(f"  load: {lv.saturation.describe()} ({THRESHOLDS})", file=file)
-        if lv.saturation.verdict == "overloaded":
-            print(f"  {GROWING_NOTE}", file=file)
-
-
-def print_result(sl: SimLevel, sim: SimulationBlock | None, wall: float, file: IO[str]) -> None:
-    lv, res = sl.summary, sl.result
-
-    def say(line: str) -> None:
-        print(line, file=file)
-
-    say(
-        f"{sim.policy if sim else '?'} scheduler, {sim.step_time_model if sim else '?'} step "
-        "time; "
-        f"{len(res.requests)} requests, {res.steps} steps, {res.sim_time_s:.2f} s simulated in "
-        f"{wall:.2f} s"
-    )
-    say(f"  TTFT  p50 {ms(lv.ttft_s.p50)}  p99 {ms(lv.ttft_s.p99)}  max {ms(lv.ttft_s.max)}")
-    say(f"  TPOT  p50 {ms(lv.tpot_s.p50)}  p99 {ms(lv.tpot_s.p99)}")
-    say(f"  E2E   p50 {ms(lv.e2e_s.p50)}  max {ms(lv.e2e_s.max)}")
-    say(
-        f"  gaps  p50 {ms(lv.gap_s.p50)}  p99 {ms(lv.gap_s.p99)}  "
-        f"max {ms(lv.gap_s.max)}  stalls {lv.stall_count}"
-    )
-    say(
-        f"  throughput {lv.output_tokens_per_s_total:.1f} tok/s, "
-        f"{lv.output_tokens_per_s_per_user:.1f} tok/s per user; "
-        f"preemptions {res.preemptions}"
-    )
-    print_injected(lv, res, file)
-
-
-def print_injected(lv: LevelSummary, res: Any, file: IO[str]) -> None:
-    injected = [r for r in res.requests if r.injected]
-    for r in injected:
-        times = res.token_times(r)
-        if r.finish_s is not None and times:
-            print(
-                f"  injected {r.prompt_tokens}-token prompt at {r.arrival_s:g} s: "
-                f"TTFT {ms(times[0] - r.arrival_s)}",
-                file=file,
-            )
-    gap_p50 = lv.gap_s.p50 or 0.0
-    if injected and gap_p50:
-        worst = lv.gap_s.max or 0.0
-        print(
-            f"  longest gap any stream saw: {ms(worst)} = {worst / gap_p50:.1f} median steps "
-            f"(stall of ~{(worst - gap_p50) / gap_p50:.0f} decode steps)",
-            file=file,
-        )

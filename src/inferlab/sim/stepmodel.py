@@ -13,13 +13,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inferlab.engine_result import EngineBench
 from inferlab.errors import InferlabError
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 
+Basis = Literal["floor", "efficiency", "calibrated"]
 # (model cost, hardware), resolved only when the roofline needs them (a baseline does not)
 Resolve = Callable[[], tuple[ModelCost, HardwareSpec]]
 
@@ -40,6 +41,15 @@ class StepChoice:
     force: bool = False
     model_name: str | None = None  # --model, checked against a baseline's model
     knobs: tuple[tuple[str, int], ...] = ()  # the llama.cpp knobs given (attr, value)
+
+    @property
+    def basis(self) -> Basis:
+        """What the step time stands on: a measured run, a stated efficiency, or the floor."""
+        if self.calibrate:
+            return "calibrated"
+        if self.efficiency != 1.0 or self.overhead_s:
+            return "efficiency"
+        return "floor"
 
 
 @dataclass(frozen=True, slots=True)
