@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inferlab.address import api_base, checked_root, metrics_url, root_of
+from inferlab.address import checked_root, metrics_url, root_of
 from inferlab.errors import InferlabError
 
 
@@ -16,7 +16,6 @@ from inferlab.errors import InferlabError
 def test_every_form_gives_the_root(given: str) -> None:
     assert root_of(given) == "http://h:8080"
     assert metrics_url(given) == "http://h:8080/metrics"
-    assert api_base(given) == "http://h:8080/v1"
 
 
 def test_a_path_prefix_is_kept() -> None:

@@ -250,3 +250,75 @@ def test_the_arrival_checker_finds_a_draw() -> None:
     code = "import random\nrng = random.Random(0)\nt = rng.expovariate(4.0) + g.gamma(0.5)\n"
     assert len(list(_arrival_draws(ast.parse(code)))) == 2
     assert not list(_arrival_draws(ast.parse("import math\nx = math.gamma(3)\n")))
+
+
+# Where a use keeps a definition alive: the package and the scripts that ship beside it.
+USERS = [SRC, *(SRC.parents[1] / d for d in ("benchmarks", "exercises", "contrib"))]
+ENTRY_POINTS = {("inferlab.cli", "main")}  # pyproject's [project.scripts]
+
+
+def _definitions(tree: ast.Module) -> Iterator[str]:
+    """A module's top-level functions and classes."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name
+
+
+def _uses(module: str | None, tree: ast.AST, modules: set[str]) -> Iterator[tuple[str, str]]:
+    """(module, name) for each definition a file may use: any name of its own module, a
+    name imported from a module, and the attributes of a module it imports whole."""
+    words: set[str] = set()
+    whole: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.isidentifier():  # getattr(module, "name")
+                words.add(node.value)
+        elif isinstance(node, ast.Import):
+            whole.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                if sub in modules:
+                    whole.add(sub)
+                else:
+                    yield node.module, a.name
+    for m in whole | ({module} if module else set()):
+        yield from ((m, w) for w in words)
+
+
+def unused(trees: dict[str, ast.Module], users: dict[str | None, list[ast.Module]]) -> list[str]:
+    """`module::name` of each top-level function or class that no user refers to."""
+    used = set(ENTRY_POINTS)
+    for module, user_trees in users.items():
+        for tree in user_trees:
+            used.update(_uses(module, tree, set(trees)))
+    return [
+        f"{module}::{name}"
+        for module, tree in trees.items()
+        for name in _definitions(tree)
+        if (module, name) not in used
+    ]
+
+
+def _parsed(folder: Path) -> list[ast.Module]:
+    return [ast.parse(p.read_text()) for p in folder.rglob("*.py")] if folder.is_dir() else []
+
+
+def test_every_function_and_class_in_src_is_used_outside_tests() -> None:
+    """A definition only tests call is dead code kept alive by its tests: remove both."""
+    trees = {m: ast.parse(path.read_text()) for m, path in MODULES.items()}
+    users: dict[str | None, list[ast.Module]] = {m: [t] for m, t in trees.items()}
+    users[None] = [t for folder in USERS[1:] for t in _parsed(folder)]
+    dead = unused(trees, users)
+    assert not dead, f"used by nothing but their tests (remove them and those tests): {dead}"
+
+
+def test_the_unused_checker_finds_a_dead_function() -> None:
+    src = ast.parse("def used():\n    pass\n\ndef dead():\n    pass\n")
+    caller = ast.parse("from m import used\nused()\n")
+    other = ast.parse("def dead():\n    pass\n\ndead()\n")  # another module's `dead`
+    assert unused({"m": src, "o": other}, {None: [caller], "o": [other]}) == ["m::dead"]

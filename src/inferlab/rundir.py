@@ -46,15 +46,6 @@ def typed_summary(s: Any) -> RunSummary:
     return summary
 
 
-def shape_problem(s: Any) -> str | None:
-    """What is wrong with a parsed summary, or None when report and calibrate can read it."""
-    try:
-        typed_summary(s)
-    except SchemaError as e:
-        return str(e)
-    return None
-
-
 def read_summary(path: Path) -> RunSummary:
     """summary.json read and checked; one line naming the file when it is not a summary."""
     try:

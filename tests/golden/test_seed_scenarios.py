@@ -10,7 +10,7 @@ import pytest
 
 from inferlab.physics.amdahl import amdahl
 from inferlab.physics.capacity import capacity
-from inferlab.physics.decode import compute_bound_batch, decode_point, intensity_curve
+from inferlab.physics.decode import compute_bound_batch, decode_point
 from inferlab.physics.measured import check_claim, utilisation
 from inferlab.physics.prefill import prefill_stall
 from inferlab.physics.price import price_per_million
@@ -203,10 +203,10 @@ def test_Q3_a_batch_32_is_25_percent_slower_not_32x(
 def test_Q4_intensity_tracks_batch_and_kv_delays_compute_bound(
     llama8b_card: ModelCost, h100: HardwareSpec
 ) -> None:
-    curve = intensity_curve(llama8b_card, h100, context=0, batches=[1, 8, 64])
-    for batch, intensity, bound in curve:
-        assert intensity == approx(batch)  # bf16: 2B FLOP per 2 bytes of weights
-        assert bound == "memory"
+    for batch in (1, 8, 64):
+        step = decode_point(llama8b_card, h100, batch, 0).step
+        assert step.intensity_flops_per_byte == approx(batch)  # bf16: 2B FLOP per 2 bytes
+        assert step.bound == "memory"
     assert compute_bound_batch(llama8b_card, h100, context=0) == approx(295)
     assert decode_point(llama8b_card, h100, 300, 0).step.bound == "compute"
     # With a long context the KV read is never shared: compute-bound much later, or never.

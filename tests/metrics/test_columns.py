@@ -10,10 +10,22 @@ import pytest
 
 from inferlab.metrics.columns import RequestColumns, summarize_columns
 from inferlab.metrics.level import summarize_level
-from inferlab.metrics.requests import NS, latency, mean_active_streams
+from inferlab.metrics.requests import NS, latency
 from inferlab.metrics.stats import latency_stats
 from inferlab.records import RequestRecord
 from inferlab.summary import LevelSummary
+
+
+def mean_active_streams(records: list[RequestRecord]) -> float:
+    """Time-weighted number of streams decoding (first token -> last) over the window."""
+    spans = [(r.event_ns[0], r.event_ns[-1]) for r in records if r.ok and len(r.event_ns) > 1]
+    if not spans:
+        return 0.0
+    start = min(s for s, _ in spans)
+    end = max(e for _, e in spans)
+    if end <= start:
+        return float(len(spans))
+    return sum(e - s for s, e in spans) / (end - start)
 
 
 def _median(values: list[int | None]) -> float | None:

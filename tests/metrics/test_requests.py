@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inferlab.metrics.level import summarize_level
-from inferlab.metrics.requests import latency, mean_active_streams
+from inferlab.metrics.requests import latency
 from inferlab.records import RequestRecord
 
 MS = 1_000_000
@@ -62,12 +62,6 @@ def test_early_stop_flag() -> None:
     r2 = rec([1, 2], [1, 1], usage=2)
     r2.max_tokens = 5
     assert r2.early_stop
-
-
-def test_mean_active_streams() -> None:
-    a = rec([0, 100 * MS], [1, 1])
-    b = rec([50 * MS, 100 * MS], [1, 1])
-    assert mean_active_streams([a, b]) == pytest.approx(1.5)
 
 
 def test_stalls_counted_against_median_gap() -> None:

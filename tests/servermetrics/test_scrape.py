@@ -1,11 +1,10 @@
-"""fetch_snapshot / scrape_once against a live HTTP server: real text, and every bad answer."""
+"""scrape_once against a live HTTP server: real text, and every bad answer."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
 
-import aiohttp
 import pytest
 from aiohttp import web
 
@@ -16,7 +15,6 @@ from inferlab.servermetrics.scrape import (
     MetricsNotFound,
     MetricsTimeout,
     MetricsUnreachable,
-    fetch_snapshot,
     scrape_once,
 )
 from inferlab.servermetrics.snapshot import Snapshot
@@ -74,18 +72,11 @@ def test_metrics_url() -> None:
 
 
 @pytest.mark.slow
-def test_scrape_once_and_fetch_agree(metrics_server: Callable[[web.Application], str]) -> None:
+def test_scrape_once(metrics_server: Callable[[web.Application], str]) -> None:
     root = metrics_server(app_with(ROUTES))
     s = scrape_once(metrics_url(root + "/v1"), 5.0)
     assert isinstance(s, Snapshot) and s.dialect == "llamacpp" and s.steps == 2971
-
-    async def go() -> Snapshot:
-        async with aiohttp.ClientSession() as session:
-            return await fetch_snapshot(session, f"{root}/metrics", 5.0)
-
-    a = asyncio.run(go())
-    assert a.steps == s.steps and a.running == 4
-    assert a.t_mono_s > s.t_mono_s  # perf_counter midpoints, in order
+    assert s.running == 4
 
 
 CASES = [
@@ -99,7 +90,7 @@ CASES = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("path", "error", "code"), CASES)
-def test_bad_answers_sync(
+def test_bad_answers(
     metrics_server: Callable[[web.Application], str],
     path: str,
     error: type[MetricsError],
@@ -111,35 +102,9 @@ def test_bad_answers_sync(
     assert e.value.warning_code == code
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("path", "error", "code"), CASES)
-def test_bad_answers_async(
-    metrics_server: Callable[[web.Application], str],
-    path: str,
-    error: type[MetricsError],
-    code: str,
-) -> None:
-    root = metrics_server(app_with(ROUTES))
-
-    async def go() -> None:
-        async with aiohttp.ClientSession() as session:
-            await fetch_snapshot(session, root + path, 0.5)
-
-    with pytest.raises(error) as e:
-        asyncio.run(go())
-    assert e.value.warning_code == code
-
-
 def test_unreachable() -> None:
     from inferlab.engines.llama_server import free_port
 
     url = f"http://127.0.0.1:{free_port()}/metrics"
     with pytest.raises(MetricsUnreachable):
         scrape_once(url, 1.0)
-
-    async def go() -> None:
-        async with aiohttp.ClientSession() as session:
-            await fetch_snapshot(session, url, 1.0)
-
-    with pytest.raises(MetricsUnreachable):
-        asyncio.run(go())

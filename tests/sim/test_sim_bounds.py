@@ -3,7 +3,6 @@ and the simulated summary equal to the record-by-record one."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,8 @@ from inferlab.sim.output import LoadLabel, summarize_result, to_records
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import FittedStepTime
 from inferlab.sim.users import ClosedLoop
-from inferlab.sim.workload import Lengths, open_loop
 from tests.clirun import RunCli
+from tests.sim.test_simulator import open_arrivals
 
 M = ("--model", "llama-3-8b", "--hardware", "h100-sxm")
 
@@ -98,7 +97,7 @@ def test_json_alone_on_stdout_and_one_run_per_folder(run_cli: RunCli, tmp_path: 
 
 @pytest.mark.parametrize("capacity", [None, 2000])
 def test_simulated_summary_equals_the_record_by_record_one(capacity: int | None) -> None:
-    arr = open_loop(40, 3, Lengths(1, 400), Lengths(1, 80), random.Random(5))
+    arr = open_arrivals(40, 3, "uniform:1:400", "uniform:1:80", seed=5)
     policy = Policy("continuous", 64, 128, capacity)
     res = simulate(arr, FittedStepTime(0.001, 1e-4, 1e-5), policy, ClosedLoop(5, 2, 50, 40), 2.0)
     assert any(r.finish_s is None for r in res.requests)  # cut off at 2 s: some unfinished

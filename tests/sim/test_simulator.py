@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 
+from inferlab.load.lengths import LengthDist
+from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.metrics.requests import latency
 from inferlab.sim.calibrate import closed_loop, fit_from_summary
 from inferlab.sim.engine import SimResult, simulate
@@ -15,12 +17,28 @@ from inferlab.sim.output import to_records
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import FittedStepTime, RooflineStepTime
 from inferlab.sim.users import ClosedLoop
-from inferlab.sim.workload import Arrival, Lengths, open_loop
+from inferlab.sim.workload import Arrival, arrivals_of
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import get_hardware
 from inferlab.summary import RunSummary
 
 SWEEP = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
+
+
+def open_arrivals(
+    rate: float, duration_s: float, prompt: str, output: str, seed: int, burstiness: float = 1.0
+) -> list[Arrival]:
+    """An open loop as load/ draws it (Workload.requests), as simulated arrivals."""
+    w = Workload(
+        LengthDist.parse(prompt, "--prompt-tokens"),
+        LengthDist.parse(output, "--output-tokens"),
+        (),
+        duration_s=duration_s,
+        arrival="gamma" if burstiness != 1.0 else "poisson",
+        burstiness=burstiness,
+        seed=seed,
+    )
+    return arrivals_of(w.requests(Level("rate", rate)))
 
 
 @pytest.fixture
@@ -82,7 +100,7 @@ def test_md1_mean_wait_matches_closed_form() -> None:
     prompt, out = 10, 10  # one prefill step + 9 decode steps: D = 0.1 s
     service = 0.1
     rate = 5.0  # rho = 0.5
-    arr = open_loop(rate, 4000, Lengths(prompt, prompt), Lengths(out, out), random.Random(1))
+    arr = open_arrivals(rate, 4000, str(prompt), str(out), seed=1)
     res = simulate(arr, model, Policy("sequential"))
     waits = [x.e2e_s - service for r in to_records(res, "x") if (x := latency(r))]
     rho = rate * service
@@ -136,7 +154,7 @@ def test_kv_too_small_for_one_request_is_an_error() -> None:
 
 def test_deterministic_with_a_seed(card_model: RooflineStepTime) -> None:
     def run() -> list[float]:
-        arr = open_loop(20, 5, Lengths(10, 100), Lengths(10, 50), random.Random(7))
+        arr = open_arrivals(20, 5, "uniform:10:100", "uniform:10:50", seed=7)
         res = simulate(arr, card_model, Policy("continuous", chunk_tokens=256))
         return [r.finish_s or 0.0 for r in res.requests]
 
@@ -154,22 +172,10 @@ def test_calibrated_on_two_levels_predicts_the_others_within_15_percent() -> Non
         assert tpot == pytest.approx(lv["tpot_s"]["p50"], rel=0.15), lv["label"]
 
 
-def test_trace_replay_and_gamma_arrivals(tmp_path: Path, card_model: RooflineStepTime) -> None:
-    from inferlab.sim.workload import read_trace
-
-    trace = tmp_path / "trace.jsonl"
-    trace.write_text(
-        '{"arrival_s": 0.5, "prompt_tokens": 100, "output_tokens": 20}\n'
-        '{"arrival_s": 0.1, "prompt_tokens": 50, "output_tokens": 10}\n'
-    )
-    arr = read_trace(trace)
-    assert [a.arrival_s for a in arr] == [0.1, 0.5]  # replayed in time order
-    res = simulate(arr, card_model, Policy("continuous"))
-    assert sorted(len(res.token_times(r)) for r in res.requests) == [10, 20]
-    # Gamma arrivals keep the mean rate; shape < 1 is burstier than Poisson.
-    rng = random.Random(3)
-    g = open_loop(50, 200, Lengths(1, 1), Lengths(1, 1), rng, "gamma", 0.25)
-    p = open_loop(50, 200, Lengths(1, 1), Lengths(1, 1), random.Random(3))
+def test_gamma_arrivals_keep_the_rate_and_are_burstier() -> None:
+    """Gamma arrivals keep the mean rate; shape < 1 is burstier than Poisson."""
+    g = open_arrivals(50, 200, "1", "1", seed=3, burstiness=0.25)
+    p = open_arrivals(50, 200, "1", "1", seed=3)
     assert len(g) == pytest.approx(len(p), rel=0.1)
 
     def cv(a: list[Arrival]) -> float:
@@ -178,13 +184,3 @@ def test_trace_replay_and_gamma_arrivals(tmp_path: Path, card_model: RooflineSte
         return float((sum((x - m) ** 2 for x in d) / len(d)) ** 0.5 / m)
 
     assert cv(g) > 1.5 * cv(p)
-
-
-def test_bad_trace_line(tmp_path: Path) -> None:
-    from inferlab.errors import InferlabError
-    from inferlab.sim.workload import read_trace
-
-    trace = tmp_path / "t.jsonl"
-    trace.write_text('{"arrival_s": 1}\n')
-    with pytest.raises(InferlabError, match=r"t.jsonl:1: bad trace line"):
-        read_trace(trace)

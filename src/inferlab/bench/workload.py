@@ -7,7 +7,6 @@ the server's /tokenize when it has one, and later against usage.prompt_tokens.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import random
@@ -146,20 +145,3 @@ async def make_block(
             words += [rng.choice(_WORDS) for _ in range(max(1, (tokens - n) // 2))]
         n = await count_tokens(session, root_url, model, " ".join(words))
     return " ".join(words)
-
-
-async def make_prompts(
-    session: aiohttp.ClientSession,
-    root_url: str,
-    model: str,
-    target: int,
-    seeds: list[int],
-    parallel: int = 8,
-) -> list[Prompt]:
-    sem = asyncio.Semaphore(parallel)
-
-    async def one(seed: int) -> Prompt:
-        async with sem:
-            return await make_prompt(session, root_url, model, target, seed)
-
-    return list(await asyncio.gather(*(one(s) for s in seeds)))

@@ -71,11 +71,6 @@ def int_list(text: str) -> list[int]:
     return _number_list(text, int, "1,2,4,8")
 
 
-def float_list(text: str) -> list[float]:
-    """'4,8,16' or '4/s,8/s' -> [4.0, 8.0] (request rates)."""
-    return _number_list(text, lambda x: float(x.removesuffix("/s")), "4,8,16")
-
-
 def add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object (keys carry units)")
     p.add_argument(

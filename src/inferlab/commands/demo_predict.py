@@ -124,10 +124,6 @@ def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x * 1e3:.0f}" if x >= 0.1 else f"{x * 1e3:.1f}"
 
 
-def _good(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
-
-
 def prediction_lines(preds: dict[str, Predicted]) -> list[str]:
     """Before the sweep: what each level is predicted to measure."""
     lines = []

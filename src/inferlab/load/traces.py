@@ -13,9 +13,6 @@ shape_trace(trace, window, speed, length_scale, block_tokens) -> ShapedTrace
     trace's did.
 ShapedTrace.prompt_blocks(i) -> ((hash_id, tokens), ...)
     How request i's prompt splits into shared blocks; the rest of the prompt is unique.
-cacheable_prompt_tokens(shaped) -> per request, the prompt tokens an unbounded prefix
-    cache could serve (leading blocks seen earlier in the replay): the hit ratio the
-    workload implies is their sum over the sum of the prompts.
 check_context(shaped, n_ctx, source) -> None
     One error line naming the first row whose prompt + output exceeds the server's context.
 """
@@ -228,25 +225,6 @@ def scale_lengths(tokens: Ints, factor: float) -> Ints:
     if factor == 1:
         return tokens.copy()
     out: Ints = np.maximum(np.floor(tokens * factor + 0.5), 1).astype(np.int64)
-    return out
-
-
-def cacheable_prompt_tokens(shaped: ShapedTrace) -> Ints:
-    """Per request, the leading prompt tokens an unbounded prefix cache could serve: blocks
-    whose id an earlier request (in replay order) already sent, up to the first new one."""
-    out = np.zeros(shaped.rows, dtype=np.int64)
-    if shaped.hash_ids is None:
-        return out
-    seen: dict[int, int] = {}  # hash id -> the most tokens of it sent so far
-    for i in range(shaped.rows):
-        hit, chained = 0, True
-        for h, tokens in shaped.prompt_blocks(i):
-            if chained:
-                have = min(seen.get(h, 0), tokens)
-                hit += have
-                chained = have == tokens
-            seen[h] = max(seen.get(h, 0), tokens)
-        out[i] = hit
     return out
 
 

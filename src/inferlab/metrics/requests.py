@@ -37,15 +37,3 @@ def latency(rec: RequestRecord) -> RequestLatency | None:
     return RequestLatency(
         ttft, e2e, tpot, gaps, multi, max(0, rec.send_ns - rec.scheduled_ns) * NS, n_out
     )
-
-
-def mean_active_streams(records: list[RequestRecord]) -> float:
-    """Time-weighted number of streams decoding (first token -> last) over the window."""
-    spans = [(r.event_ns[0], r.event_ns[-1]) for r in records if r.ok and len(r.event_ns) > 1]
-    if not spans:
-        return 0.0
-    start = min(s for s, _ in spans)
-    end = max(e for _, e in spans)
-    if end <= start:
-        return float(len(spans))
-    return sum(e - s for s, e in spans) / (end - start)

@@ -22,11 +22,6 @@ def latency_stats(values: Sequence[float]) -> LatencyStats:
     return LatencyStats(p50, p90, p95, p99, p999, float(a.max()), float(a.mean()), len(values))
 
 
-def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
-    """The same figures as a dict (its JSON form), for callers not yet on LatencyStats."""
-    return latency_stats(values).to_json()
-
-
 def thin_percentiles(n: int) -> list[str]:
     """Percentiles shown with too few samples behind them."""
     return [k for k, need in MIN_SAMPLES.items() if 0 < n < need]

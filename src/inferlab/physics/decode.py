@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from inferlab.physics.roofline import StepTime, roofline
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
-from inferlab.vocab import Bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +64,3 @@ def compute_bound_batch(cost: ModelCost, hw: HardwareSpec, context: int) -> floa
     if per_seq <= 0:
         return None
     return (cost.weight_bytes_per_step(1) / bw) / per_seq
-
-
-def intensity_curve(
-    cost: ModelCost, hw: HardwareSpec, context: int, batches: list[int]
-) -> list[tuple[int, float, Bound]]:
-    """(batch, FLOP per byte, bound) across batches: ~batch FLOP/byte for bf16 weights alone."""
-    out = []
-    for b in batches:
-        p = decode_point(cost, hw, b, context)
-        out.append((b, p.step.intensity_flops_per_byte, p.step.bound))
-    return out

@@ -87,7 +87,3 @@ def get_dtype(name: str) -> Dtype:
         known = ", ".join(sorted(_DTYPES))
         raise SpecError(f"unknown dtype {name!r}; known dtypes: {known}")
     return _DTYPES[key]
-
-
-def all_dtypes() -> list[Dtype]:
-    return list(_DTYPES.values())

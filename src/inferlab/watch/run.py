@@ -65,11 +65,6 @@ class SystemClock:
         time.sleep(seconds)
 
 
-class Sink(Protocol):
-    def publish(self, frame: Frame) -> None: ...
-    def close(self) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class WatchResult:
     frames: int
