@@ -11,7 +11,11 @@ JSON rules, the same for every class here:
 - `flat()` nests a dataclass in Python but merges its keys into the parent's JSON,
   read back when its first field's key is present;
 - `rest()` keeps keys the class does not model, so reading and writing a file keeps
-  exactly its keys.
+  exactly its keys;
+- `field(metadata=json_meta(...))` states what differs for one field: its JSON key
+  (`key="pass"`), the value it reads as when absent (`absent=None`), or infinity written
+  as null and null read back as infinity (`inf_null=True`);
+- a class's `JSON_CONSTANTS` are written with every record and ignored on reading.
 
 Types understood: int (`Count`: at least 0), float (finite; an int is accepted), str,
 bool, None, `X | Y`, `Literal[...]`, `tuple[X, ...]`, `dict[str, Any]`, `Any`, another
@@ -26,7 +30,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import field, fields
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 Count = Annotated[int, "count"]  # a whole number >= 0
 
@@ -48,6 +52,22 @@ def nested(decode: Callable[[Any], Any]) -> Any:
 def flat(cls: type[JsonRecord]) -> Any:
     """An optional dataclass whose keys are merged into the parent's JSON object."""
     return field(default=None, metadata={"optional": True, "flat": cls})
+
+
+_REQUIRED = object()
+
+
+def json_meta(
+    *, key: str | None = None, absent: Any = _REQUIRED, inf_null: bool = False
+) -> dict[str, Any]:
+    """A field's metadata when its JSON differs from the rule (`field(metadata=...)`):
+    another key, a value when the key is absent, or infinity as null (both ways)."""
+    meta: dict[str, Any] = {"inf_null": inf_null}
+    if key is not None:
+        meta["key"] = key
+    if absent is not _REQUIRED:
+        meta["absent"] = absent
+    return meta
 
 
 def rest() -> Any:
@@ -158,6 +178,7 @@ class JsonRecord:
     """to_json / from_json by the rules in the module docstring, for frozen dataclasses."""
 
     __slots__ = ()
+    JSON_CONSTANTS: ClassVar[dict[str, Any]] = {}  # written with every record, never read
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -170,18 +191,20 @@ class JsonRecord:
                 continue
             elif "flat" in m:
                 out.update(v.to_json())
+            elif m.get("inf_null") and isinstance(v, float) and math.isinf(v):
+                out[m.get("key", f.name)] = None
             else:
-                out[f.name] = _encode(v)
-        return out
+                out[m.get("key", f.name)] = _encode(v)
+        return {**out, **self.JSON_CONSTANTS}
 
     @classmethod
     def known_keys(cls) -> set[str]:
-        keys: set[str] = set()
+        keys: set[str] = set(cls.JSON_CONSTANTS)
         for f in fields(cls):  # type: ignore[arg-type]
             if "flat" in f.metadata:
                 keys |= f.metadata["flat"].known_keys()
             elif not f.metadata.get("rest"):
-                keys.add(f.name)
+                keys.add(f.metadata.get("key", f.name))
         return keys
 
     @classmethod
@@ -194,22 +217,21 @@ class JsonRecord:
             raise SchemaError(f"{where or cls.__name__}: must be an object")
         hints, kw = _hints(cls), dict[str, Any]()
         for f in fields(cls):  # type: ignore[arg-type]
-            m, at = f.metadata, f"{where}.{f.name}" if where else f.name
+            m = f.metadata
+            k = m.get("key", f.name)
+            at = f"{where}.{k}" if where else k
             if m.get("rest"):
                 known = cls.known_keys()
                 kw[f.name] = {k: v for k, v in d.items() if k not in known}
             elif "flat" in m:
                 sub = m["flat"]
                 kw[f.name] = sub.from_json(d, where) if fields(sub)[0].name in d else None
-            elif f.name in d:
-                decode = m.get("decode")
-                tp = hints[f.name]
-                if decode is not None and not _plain(tp):
-                    kw[f.name] = _custom(decode, d[f.name], at)
-                else:
-                    kw[f.name] = _decode(tp, d[f.name], at)
+            elif k in d:
+                kw[f.name] = _field(m, hints[f.name], d[k], at)
+            elif "absent" in m:
+                kw[f.name] = m["absent"]
             elif not m.get("optional"):
-                raise SchemaError(f"{where}: no '{f.name}'" if where else f"no '{f.name}'")
+                raise SchemaError(f"{where}: no '{k}'" if where else f"no '{k}'")
         record = cls(**kw)
         problem = record.problem()
         if problem:
@@ -219,6 +241,16 @@ class JsonRecord:
     def problem(self) -> str | None:
         """What is wrong with the record as a whole (values that fit but disagree); None: fine."""
         return None
+
+
+def _field(m: Any, tp: Any, v: Any, at: str) -> Any:
+    """One field's value read by its metadata: null as infinity, its own decoder, or its type."""
+    if m.get("inf_null") and v is None:
+        return math.inf
+    decode = m.get("decode")
+    if decode is not None and not _plain(tp):
+        return _custom(decode, v, at)
+    return _decode(tp, v, at)
 
 
 def _plain(tp: Any) -> bool:

@@ -300,8 +300,8 @@ class LevelSummary(JsonRecord):
     prefix_cache_hit_ratio: float | None = optional()
     prefix_cache_hit_ratio_implied: float | None = optional()
     per_turn: tuple[TurnStats, ...] | None = optional(tuple_of(TurnStats.from_json))
-    slo: SloLevel | None = optional(SloLevel.from_json)  # with --slo (slo/attainment.py)
-    saturation: Saturation | None = optional(Saturation.from_json)  # open-loop levels
+    slo: SloLevel | None = optional()  # with --slo (slo/attainment.py)
+    saturation: Saturation | None = optional()  # open-loop levels
     # reasoning streams: first answer token (TTFT counts reasoning), reasoning tokens apart
     ttfo_s: LatencyStats | None = optional(LatencyStats.from_json)
     reasoning_tokens: int | None = optional()
@@ -409,7 +409,7 @@ class RunSummary(JsonRecord):
     levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
     warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
     engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
-    max_load: MaxLoad | None = optional(MaxLoad.from_json)  # --find-max-load (slo/search.py)
+    max_load: MaxLoad | None = optional()  # --find-max-load (slo/search.py)
     rest: dict[str, Any] = rest()
 
     @classmethod

@@ -13,9 +13,10 @@ objectives, at least `min_attainment` of its requests are good.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
+from inferlab.jsonrecord import Count, JsonRecord, json_meta
 from inferlab.slo.grammar import (
     PERCENTILE_Q,
     LevelObjective,
@@ -29,7 +30,7 @@ Kind = Literal["request", "level"]
 
 
 @dataclass(frozen=True, slots=True)
-class ObjectiveResult:
+class ObjectiveResult(JsonRecord):
     """One objective at one level.
 
     `margin` > 0 fails, <= 0 holds; it is relative (0.04: 4 % over the limit, or 4 % of
@@ -40,36 +41,14 @@ class ObjectiveResult:
     kind: Kind
     limit_s: float
     holds: bool
-    margin: float
-    value_s: float | None = None  # level objectives: the measured percentile
-    attainment: float | None = None  # request objectives: failed requests count as misses
-    attainment_successful: float | None = None  # over successful requests only
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "limit_s": self.limit_s,
-            "value_s": self.value_s,
-            "attainment": self.attainment,
-            "attainment_successful": self.attainment_successful,
-            "holds": self.holds,
-            "margin": _finite(self.margin),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ObjectiveResult:
-        margin = d.get("margin")
-        return cls(
-            name=d["name"],
-            kind=d["kind"],
-            limit_s=d["limit_s"],
-            holds=d["holds"],
-            margin=math.inf if margin is None else margin,
-            value_s=d.get("value_s"),
-            attainment=d.get("attainment"),
-            attainment_successful=d.get("attainment_successful"),
-        )
+    # inf: an objective with no data (null in JSON)
+    margin: float = field(metadata=json_meta(inf_null=True, absent=math.inf))
+    # level objectives: the measured percentile
+    value_s: float | None = field(default=None, metadata=json_meta(absent=None))
+    # request objectives: failed requests count as misses
+    attainment: float | None = field(default=None, metadata=json_meta(absent=None))
+    # over successful requests only
+    attainment_successful: float | None = field(default=None, metadata=json_meta(absent=None))
 
     def describe(self, min_attainment: float) -> str:
         """'tpot_p99: 52 ms > 50 ms' or 'tpot=50ms: 81 % of requests within it < 90 %'."""
@@ -87,73 +66,39 @@ class ObjectiveResult:
 
 
 @dataclass(frozen=True, slots=True)
-class SloLevel:
+class SloLevel(JsonRecord):
     """A level judged against an SLO: the `slo` block of summary.json."""
+
+    JSON_CONSTANTS: ClassVar[dict[str, Any]] = {
+        "convention": "attainment counts failed requests as violations; "
+        "attainment_successful is over successful requests only (vLLM)"
+    }
 
     slo: str
     min_attainment: float
-    requests: int
-    requests_ok: int
-    requests_good: int
+    requests: Count
+    requests_ok: Count
+    requests_good: Count
     attainment: float  # good / measured; failed requests count as violations
-    attainment_successful: float | None  # good / successful (vLLM); None with none
+    attainment_successful: float | None = field(metadata=json_meta(absent=None))  # good / ok (vLLM)
     goodput_requests_per_s: float
     goodput_tokens_per_s: float
     window_s: float
     objectives: tuple[ObjectiveResult, ...]
-    passed: bool
-    binding: ObjectiveResult | None  # the worst objective (failing) or the tightest (passing)
+    passed: bool = field(metadata=json_meta(key="pass"))
+    # the worst objective (failing) or the tightest (passing)
+    binding: ObjectiveResult | None = field(
+        metadata=json_meta(key="binding_objective", absent=None)
+    )
 
     @property
     def margin(self) -> float:
         """The largest margin of any objective: <= 0 when the level passes."""
         return max((o.margin for o in self.objectives), default=-1.0)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "slo": self.slo,
-            "min_attainment": self.min_attainment,
-            "pass": self.passed,
-            "requests": self.requests,
-            "requests_ok": self.requests_ok,
-            "requests_good": self.requests_good,
-            "attainment": self.attainment,
-            "attainment_successful": self.attainment_successful,
-            "goodput_requests_per_s": self.goodput_requests_per_s,
-            "goodput_tokens_per_s": self.goodput_tokens_per_s,
-            "window_s": self.window_s,
-            "objectives": [o.to_json() for o in self.objectives],
-            "binding_objective": None if self.binding is None else self.binding.to_json(),
-            "convention": "attainment counts failed requests as violations; "
-            "attainment_successful is over successful requests only (vLLM)",
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> SloLevel:
-        binding = d.get("binding_objective")
-        return cls(
-            slo=d["slo"],
-            min_attainment=d["min_attainment"],
-            requests=d["requests"],
-            requests_ok=d["requests_ok"],
-            requests_good=d["requests_good"],
-            attainment=d["attainment"],
-            attainment_successful=d.get("attainment_successful"),
-            goodput_requests_per_s=d["goodput_requests_per_s"],
-            goodput_tokens_per_s=d["goodput_tokens_per_s"],
-            window_s=d["window_s"],
-            objectives=tuple(ObjectiveResult.from_json(o) for o in d["objectives"]),
-            passed=d["pass"],
-            binding=None if binding is None else ObjectiveResult.from_json(binding),
-        )
-
 
 def _ms(seconds: float) -> str:
     return fmt_duration(seconds)
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 def meets(o: Outcome, objective: RequestObjective) -> bool:

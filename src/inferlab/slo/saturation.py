@@ -17,8 +17,10 @@ publish it, the simulator's queue length in a simulation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from inferlab.jsonrecord import JsonRecord, json_meta
 
 Verdict = Literal["stable", "backlogged", "overloaded"]
 QueueSource = Literal["server_waiting", "simulator_queue", "none"]
@@ -41,37 +43,23 @@ GROWING_NOTE = (
 
 
 @dataclass(frozen=True, slots=True)
-class Saturation:
+class Saturation(JsonRecord):
     """The `saturation` block of an open-loop level."""
+
+    JSON_CONSTANTS: ClassVar[dict[str, Any]] = {"thresholds": THRESHOLDS}
 
     verdict: Verdict
     offered_rate_per_s: float
     completed_rate_per_s: float
-    queue_growth_per_s: float | None  # None: no queue length was available
-    queue_source: QueueSource
+    # None: no queue length
+    queue_growth_per_s: float | None = field(metadata=json_meta(absent=None))
+    queue_source: QueueSource = field(metadata=json_meta(absent="none"))
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "verdict": self.verdict,
-            "offered_rate_per_s": self.offered_rate_per_s,
-            "completed_rate_per_s": self.completed_rate_per_s,
-            "queue_growth_per_s": self.queue_growth_per_s,
-            "queue_source": self.queue_source,
-            "thresholds": THRESHOLDS,
-        }
+        out = JsonRecord.to_json(self)
         if self.verdict == "overloaded":
             out["latency_note"] = GROWING_NOTE
         return out
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Saturation:
-        return cls(
-            d["verdict"],
-            d["offered_rate_per_s"],
-            d["completed_rate_per_s"],
-            d.get("queue_growth_per_s"),
-            d.get("queue_source", "none"),
-        )
 
     def describe(self) -> str:
         growth = (

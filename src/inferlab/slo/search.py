@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from inferlab.jsonrecord import JsonRecord, json_meta
 from inferlab.slo.attainment import SloLevel
 
 LoadKind = Literal["concurrency", "rate"]
@@ -39,15 +40,15 @@ class Probe:
 
 
 @dataclass(frozen=True, slots=True)
-class TriedLevel:
+class TriedLevel(JsonRecord):
     """A probe as summary.json keeps it (its full `slo` block is in that level)."""
 
     value: float
-    passed: bool
+    passed: bool = field(metadata=json_meta(key="pass"))
     attainment: float
     goodput_requests_per_s: float
-    binding_objective: str | None
-    binding: str | None  # e.g. "tpot_p99: 52 ms > 50 ms"
+    binding_objective: str | None = field(metadata=json_meta(absent=None))
+    binding: str | None = field(metadata=json_meta(absent=None))  # e.g. "tpot_p99: 52 ms > 50 ms"
 
     @classmethod
     def of(cls, p: Probe) -> TriedLevel:
@@ -61,59 +62,19 @@ class TriedLevel:
             None if b is None else b.describe(lv.min_attainment),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "value": self.value,
-            "pass": self.passed,
-            "attainment": self.attainment,
-            "goodput_requests_per_s": self.goodput_requests_per_s,
-            "binding_objective": self.binding_objective,
-            "binding": self.binding,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> TriedLevel:
-        return cls(
-            d["value"],
-            d["pass"],
-            d["attainment"],
-            d["goodput_requests_per_s"],
-            d.get("binding_objective"),
-            d.get("binding"),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class MaxLoad:
+class MaxLoad(JsonRecord):
     """The `max_load` block: what the search found, and every level it tried, in order."""
 
     kind: LoadKind
-    value: float | None  # the highest measured level that passed; None: none did
+    # the highest level that passed; None: none
+    value: float | None = field(metadata=json_meta(absent=None))
     status: Status
-    binding_objective: str | None  # what breaks at the level above (or at the best one)
+    # what breaks above (or at best)
+    binding_objective: str | None = field(metadata=json_meta(absent=None))
     message: str
     levels_tried: tuple[TriedLevel, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "value": self.value,
-            "status": self.status,
-            "binding_objective": self.binding_objective,
-            "message": self.message,
-            "levels_tried": [p.to_json() for p in self.levels_tried],
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> MaxLoad:
-        return cls(
-            d["kind"],
-            d.get("value"),
-            d["status"],
-            d.get("binding_objective"),
-            d["message"],
-            tuple(TriedLevel.from_json(x) for x in d["levels_tried"]),
-        )
 
 
 def fmt_load(kind: LoadKind, value: float) -> str:
