@@ -44,11 +44,6 @@ def optional(decode: Callable[[Any], Any] | None = None) -> Any:
     return field(default=None, metadata={"optional": True, "decode": decode})
 
 
-def nested(decode: Callable[[Any], Any]) -> Any:
-    """A required field read with `decode` (kept for old call sites: annotations suffice)."""
-    return field(metadata={"decode": decode})
-
-
 def flat(cls: type[JsonRecord]) -> Any:
     """An optional dataclass whose keys are merged into the parent's JSON object."""
     return field(default=None, metadata={"optional": True, "flat": cls})
@@ -73,10 +68,6 @@ def json_meta(
 def rest() -> Any:
     """The keys this class does not model, kept as they were read."""
     return field(default_factory=dict, metadata={"rest": True})
-
-
-def tuple_of(decode: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
-    return lambda xs: tuple(decode(x) for x in xs)
 
 
 def _encode(v: Any) -> Any:

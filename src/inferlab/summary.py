@@ -22,10 +22,8 @@ from inferlab.jsonrecord import (
     JsonRecord,
     SchemaError,
     flat,
-    nested,
     optional,
     rest,
-    tuple_of,
 )
 from inferlab.slo.attainment import SloLevel
 from inferlab.slo.saturation import Saturation
@@ -212,8 +210,8 @@ class TurnStats(JsonRecord):
 
     turn: int
     requests_ok: int
-    ttft_s: LatencyStats = nested(LatencyStats.from_json)
-    tpot_s: LatencyStats = nested(LatencyStats.from_json)
+    ttft_s: LatencyStats
+    tpot_s: LatencyStats
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,7 +246,7 @@ class Predicted(JsonRecord):
     held_out: bool  # the level's shape was not used to fit the model
     goodput_requests_per_s: float | None = optional()  # under the run's SLO
     requests: Count | None = optional()  # request specs predicted (the ones bench sends)
-    errors: PredictionErrors | None = optional(PredictionErrors.from_json)
+    errors: PredictionErrors | None = optional()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,16 +261,16 @@ class LevelSummary(JsonRecord):
     requests_ok: Count
     requests_failed: Count
     requests_early_stop: Count
-    errors: tuple[str, ...] = nested(tuple)
-    ttft_s: LatencyStats = nested(LatencyStats.from_json)
-    tpot_s: LatencyStats = nested(LatencyStats.from_json)
-    e2e_s: LatencyStats = nested(LatencyStats.from_json)
-    gap_s: LatencyStats = nested(LatencyStats.from_json)
-    worst_gap_per_request_s: LatencyStats = nested(LatencyStats.from_json)
+    errors: tuple[str, ...]
+    ttft_s: LatencyStats
+    tpot_s: LatencyStats
+    e2e_s: LatencyStats
+    gap_s: LatencyStats
+    worst_gap_per_request_s: LatencyStats
     stall_threshold_s: float
     stall_count: Count
     multi_token_events: Count
-    queue_delay_s: LatencyStats = nested(LatencyStats.from_json)
+    queue_delay_s: LatencyStats
     output_tokens: Count
     window_s: float
     output_tokens_per_s_total: float
@@ -284,28 +282,28 @@ class LevelSummary(JsonRecord):
     malformed_events: Count
     preemptions: Count | None = optional()  # simulated
     steps: Count | None = optional()  # simulated
-    client: ClientStats | None = optional(ClientStats.from_json)
+    client: ClientStats | None = optional()
     injected_requests: Count | None = optional()  # simulated
     interrupted: bool | None = optional()  # measured
     comparison: FloorComparison | None = flat(FloorComparison)
-    server: ServerLevelMetrics | None = optional(ServerLevelMetrics.from_json)  # its /metrics
-    workers: tuple[WorkerLevel, ...] | None = optional(tuple_of(WorkerLevel.from_json))
-    engine: EngineSplit | None = optional(EngineSplit.from_json)  # with an engine baseline
+    server: ServerLevelMetrics | None = optional()  # its /metrics
+    workers: tuple[WorkerLevel, ...] | None = optional()
+    engine: EngineSplit | None = optional()  # with an engine baseline
     # Open-loop levels: the schedule asked, the sends achieved, and send - scheduled.
     offered_rate_per_s: float | None = optional()
     achieved_rate_per_s: float | None = optional()
-    schedule_lag_s: LatencyStats | None = optional(LatencyStats.from_json)
+    schedule_lag_s: LatencyStats | None = optional()
     # Workloads that share prompt text: cached / prompt tokens the server reported, and the
     # ratio a perfect prefix cache would give for the specs sent.
     prefix_cache_hit_ratio: float | None = optional()
     prefix_cache_hit_ratio_implied: float | None = optional()
-    per_turn: tuple[TurnStats, ...] | None = optional(tuple_of(TurnStats.from_json))
+    per_turn: tuple[TurnStats, ...] | None = optional()
     slo: SloLevel | None = optional()  # with --slo (slo/attainment.py)
     saturation: Saturation | None = optional()  # open-loop levels
     # reasoning streams: first answer token (TTFT counts reasoning), reasoning tokens apart
-    ttfo_s: LatencyStats | None = optional(LatencyStats.from_json)
+    ttfo_s: LatencyStats | None = optional()
     reasoning_tokens: int | None = optional()
-    predicted: Predicted | None = optional(Predicted.from_json)  # the demo: before measuring
+    predicted: Predicted | None = optional()  # the demo: before measuring
     rest: dict[str, Any] = rest()
 
     @property
@@ -395,19 +393,19 @@ class RunSummary(JsonRecord):
     schema_version: int
     tool: str
     simulated: bool | None = optional()
-    command: tuple[str, ...] = nested(tuple)
+    command: tuple[str, ...]
     started_at_unix_s: float
     clock: dict[str, Any] | None = optional()
     interrupted: bool
-    server: ServerBlock = nested(ServerBlock.from_json)
-    workload: Workload = nested(Workload.from_json)
-    floor: FloorBlock | None = nested(FloorBlock.from_json)
+    server: ServerBlock
+    workload: Workload
+    floor: FloorBlock | None
     simulation: SimulationBlock | None = optional()
     utilisation: Utilisation | None = optional()
     client_host: dict[str, Any] | None = optional()
     extra: dict[str, Any] = field(default_factory=dict)
-    levels: tuple[LevelSummary, ...] = nested(tuple_of(LevelSummary.from_json))
-    warnings: tuple[RunWarning, ...] = nested(tuple_of(RunWarning.from_json))
+    levels: tuple[LevelSummary, ...]
+    warnings: tuple[RunWarning, ...]
     engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
     max_load: MaxLoad | None = optional()  # --find-max-load (slo/search.py)
     rest: dict[str, Any] = rest()
