@@ -167,12 +167,12 @@ def fmt_time(seconds: float, digits: int = 4) -> str:
     return f"{seconds / 1e-9:.{digits}g} ns"
 
 
-def fmt_duration(seconds: float, digits: int = 4) -> str:
+def fmt_duration(seconds: float | None, digits: int = 4) -> str:
     """A latency or a span as people read it: ms below 10 s, s from 10 s, min from 10 min.
 
-    '52 ms', '1234 ms', '12.5 s', '22.6 min' (never '135547.2 ms').
+    '52 ms', '1234 ms', '12.5 s', '22.6 min' (never '135547.2 ms'); '-' for none.
     """
-    if seconds != seconds:  # NaN
+    if seconds is None or seconds != seconds:  # none, or NaN
         return "-"
     if abs(seconds) >= 600.0:
         return f"{seconds / 60.0:.{digits}g} min"

@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
+from inferlab.units import fmt_duration
 
 if TYPE_CHECKING:
     from inferlab.engine_result import EngineBench
@@ -120,10 +121,6 @@ def predict_levels(pr: Predictor, workload: Workload) -> dict[str, Predicted]:
     return out
 
 
-def _ms(x: float | None) -> str:
-    return "-" if x is None else f"{x * 1e3:.0f}" if x >= 0.1 else f"{x * 1e3:.1f}"
-
-
 def prediction_lines(preds: dict[str, Predicted]) -> list[str]:
     """Before the sweep: what each level is predicted to measure."""
     lines = []
@@ -134,8 +131,9 @@ def prediction_lines(preds: dict[str, Predicted]) -> list[str]:
             else f", goodput {p.goodput_requests_per_s:.2f} req/s"
         )
         lines.append(
-            f"predicted {label:>10}: TTFT p50 {_ms(p.ttft_s.p50)} ms, p99 {_ms(p.ttft_s.p99)} ms; "
-            f"TPOT p50 {_ms(p.tpot_s.p50)} ms; {p.tokens_per_s:.1f} tok/s{good}"
+            f"predicted {label:>10}: TTFT p50 {fmt_duration(p.ttft_s.p50, 3)}, "
+            f"p99 {fmt_duration(p.ttft_s.p99, 3)}; TPOT p50 {fmt_duration(p.tpot_s.p50, 3)}; "
+            f"{p.tokens_per_s:.1f} tok/s{good}"
         )
     return lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any
 
-from inferlab.units import fmt_duration
+from inferlab.units import fmt_duration as dur
 
 if TYPE_CHECKING:
     from inferlab.sim.level import SimLevel
@@ -18,11 +18,6 @@ def probe(level: LevelSummary, text: IO[str]) -> None:
     verdict = "pass" if level.slo.passed else "fail"
     binding = level.slo.binding.describe(level.slo.min_attainment) if level.slo.binding else ""
     print(f"  {level.label}: {verdict} ({binding}){sat}", file=text)
-
-
-def ms(x: float | None) -> str:
-    """A duration as units.fmt_duration writes it; "-" for none."""
-    return "-" if x is None else fmt_duration(x)
 
 
 def slo(lv: LevelSummary, file: IO[str]) -> None:
@@ -56,12 +51,12 @@ def result(sl: SimLevel, sim: SimulationBlock | None, wall: float, file: IO[str]
         f"{len(res.requests)} requests, {res.steps} steps, {res.sim_time_s:.2f} s simulated in "
         f"{wall:.2f} s"
     )
-    say(f"  TTFT  p50 {ms(lv.ttft_s.p50)}  p99 {ms(lv.ttft_s.p99)}  max {ms(lv.ttft_s.max)}")
-    say(f"  TPOT  p50 {ms(lv.tpot_s.p50)}  p99 {ms(lv.tpot_s.p99)}")
-    say(f"  E2E   p50 {ms(lv.e2e_s.p50)}  max {ms(lv.e2e_s.max)}")
+    say(f"  TTFT  p50 {dur(lv.ttft_s.p50)}  p99 {dur(lv.ttft_s.p99)}  max {dur(lv.ttft_s.max)}")
+    say(f"  TPOT  p50 {dur(lv.tpot_s.p50)}  p99 {dur(lv.tpot_s.p99)}")
+    say(f"  E2E   p50 {dur(lv.e2e_s.p50)}  max {dur(lv.e2e_s.max)}")
     say(
-        f"  gaps  p50 {ms(lv.gap_s.p50)}  p99 {ms(lv.gap_s.p99)}  "
-        f"max {ms(lv.gap_s.max)}  stalls {lv.stall_count}"
+        f"  gaps  p50 {dur(lv.gap_s.p50)}  p99 {dur(lv.gap_s.p99)}  "
+        f"max {dur(lv.gap_s.max)}  stalls {lv.stall_count}"
     )
     say(
         f"  throughput {lv.output_tokens_per_s_total:.1f} tok/s, "
@@ -78,14 +73,14 @@ def injected(lv: LevelSummary, res: Any, file: IO[str]) -> None:
         if r.finish_s is not None and times:
             print(
                 f"  injected {r.prompt_tokens}-token prompt at {r.arrival_s:g} s: "
-                f"TTFT {ms(times[0] - r.arrival_s)}",
+                f"TTFT {dur(times[0] - r.arrival_s)}",
                 file=file,
             )
     gap_p50 = lv.gap_s.p50 or 0.0
     if injected and gap_p50:
         worst = lv.gap_s.max or 0.0
         print(
-            f"  longest gap any stream saw: {ms(worst)} = {worst / gap_p50:.1f} median steps "
+            f"  longest gap any stream saw: {dur(worst)} = {worst / gap_p50:.1f} median steps "
             f"(stall of ~{(worst - gap_p50) / gap_p50:.0f} decode steps)",
             file=file,
         )

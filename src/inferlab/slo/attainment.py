@@ -56,11 +56,11 @@ class ObjectiveResult(JsonRecord):
             if self.value_s is None:
                 return f"{self.name}: no successful request to measure"
             sign = "<=" if self.holds else ">"
-            return f"{self.name}: {_ms(self.value_s)} {sign} {_ms(self.limit_s)}"
+            return f"{self.name}: {fmt_duration(self.value_s)} {sign} {fmt_duration(self.limit_s)}"
         sign = ">=" if self.holds else "<"
         att = self.attainment or 0.0
         return (
-            f"{self.name}={_ms(self.limit_s)}: {att:.0%} of requests within it "
+            f"{self.name}={fmt_duration(self.limit_s)}: {att:.0%} of requests within it "
             f"{sign} {min_attainment:.0%}"
         )
 
@@ -95,10 +95,6 @@ class SloLevel(JsonRecord):
     def margin(self) -> float:
         """The largest margin of any objective: <= 0 when the level passes."""
         return max((o.margin for o in self.objectives), default=-1.0)
-
-
-def _ms(seconds: float) -> str:
-    return fmt_duration(seconds)
 
 
 def meets(o: Outcome, objective: RequestObjective) -> bool:

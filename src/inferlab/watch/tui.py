@@ -15,6 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from inferlab.units import fmt_duration
 from inferlab.watch.derive import Quantity
 from inferlab.watch.frame import Frame
 from inferlab.watch.record import Header
@@ -32,10 +33,6 @@ def _num(q: Quantity, unit: str = "", digits: int = 3) -> str:
     v = q.value
     text = f"{v:.0f}" if abs(v) >= 100 else f"{v:.{digits}g}"
     return f"{text} {unit}".rstrip()
-
-
-def _ms(q: Quantity) -> str:
-    return f"{q.value * 1e3:.3g} ms" if q.value is not None else "?"
 
 
 def _bar(q: Quantity, width: int = 18) -> Text:
@@ -81,9 +78,24 @@ def _numbers(f: Frame) -> Table:
         ("engine steps", _num(lv.steps_per_s, "/s"), "tokens/step", _num(lv.tokens_per_step)),
         ("running", _num(lv.running), "waiting", _num(lv.waiting)),
         ("KV cache", _pct(lv.kv_cache_usage), "context/seq", _num(lv.context_tokens, "tok")),
-        ("TTFT p50", _ms(lv.ttft_p50_s), "TTFT p99", _ms(lv.ttft_p99_s)),
-        ("TPOT p50", _ms(lv.itl_p50_s), "TPOT p99", _ms(lv.itl_p99_s)),
-        ("step measured", _ms(lv.measured_step_s), "step floor", _ms(lv.floor_step_s)),
+        (
+            "TTFT p50",
+            fmt_duration(lv.ttft_p50_s.value, 3),
+            "TTFT p99",
+            fmt_duration(lv.ttft_p99_s.value, 3),
+        ),
+        (
+            "TPOT p50",
+            fmt_duration(lv.itl_p50_s.value, 3),
+            "TPOT p99",
+            fmt_duration(lv.itl_p99_s.value, 3),
+        ),
+        (
+            "step measured",
+            fmt_duration(lv.measured_step_s.value, 3),
+            "step floor",
+            fmt_duration(lv.floor_step_s.value, 3),
+        ),
         ("above floor", _num(lv.above_floor, "x"), "bytes/step", _bytes(lv.bytes_per_step)),
     ]
     if lv.engine_bytes_per_step.value is not None:
