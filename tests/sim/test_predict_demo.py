@@ -9,20 +9,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from inferlab.commands.demo_predict import (
-    DEMO_SLO,
-    attach,
-    comparison_lines,
-    demo_slo,
-    make_predictor,
-    poisson_level,
-    predict_levels,
-    prediction_lines,
-)
+from inferlab.commands.demo_predict import DEMO_SLO, demo_slo
+from inferlab.console.predict_text import comparison_lines, prediction_lines
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.traces import ShapedTrace
 from inferlab.load.workload import TraceLoad, Workload
+from inferlab.sim.predict import attach, make_predictor, poisson_level, predict_levels
 from tests.engines.baseline import engine
 from tests.sim.test_predict_block import predicted_run
 
@@ -66,7 +59,8 @@ def test_every_demo_level_is_predicted_on_its_own_specs() -> None:
     )
     levels = (Level("concurrency", 1), Level("rate", 1.5), Level("trace", 1.0, "trace"))
     w = dataclasses.replace(sweep(*levels), trace=TraceLoad(trace, "test"))
-    preds = predict_levels(pr, w)
+    preds, skipped = predict_levels(pr, w)
+    assert skipped == []
     assert list(preds) == ["c=1", "rate=1.5/s", "trace"]
     assert [p.requests for p in preds.values()] == [len(w.requests(lv)) for lv in levels]
     assert preds["trace"].requests == 3 and all(p.held_out for p in preds.values())

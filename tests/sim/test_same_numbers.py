@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from inferlab.commands.demo_predict import demo_slo, make_predictor, poisson_level
+from inferlab.commands.demo_predict import demo_slo
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
+from inferlab.sim.predict import make_predictor, poisson_level
 from tests.clirun import RunJson
 from tests.engines.baseline import engine
 

@@ -1,7 +1,7 @@
 """`inferlab demo`: the lesson of the decode phase on this machine, with real numbers.
 
 probe -> floor for the served GGUF on `this-machine` -> the engine alone (engine-bench)
--> every level predicted from it before any request (demo_predict.py) -> a real
+-> every level predicted from it before any request (sim/predict.py) -> a real
 llama.cpp server -> a concurrency sweep (short prompts, forced outputs), a Poisson
 level at 70 % of the predicted capacity, then 30 s of real traffic (a slice of the
 Azure conversation trace, see demo_trace.py) -> predicted vs measured, table,
@@ -19,17 +19,7 @@ from typing import Any
 from inferlab import signals
 from inferlab.commands.bench import add_bench_args, default_out
 from inferlab.commands.common import whole
-from inferlab.commands.demo_predict import (
-    add_slo_flags,
-    attach,
-    comparison_lines,
-    demo_slo,
-    make_predictor,
-    poisson_level,
-    predict_levels,
-    prediction_lines,
-    slo_line,
-)
+from inferlab.commands.demo_predict import add_slo_flags, demo_slo
 from inferlab.commands.demo_trace import (
     add_trace_flags,
     demo_trace,
@@ -38,6 +28,7 @@ from inferlab.commands.demo_trace import (
     trace_line,
     with_trace_level,
 )
+from inferlab.console.predict_text import comparison_lines, prediction_lines, slo_line
 from inferlab.console.progress import ProgressHooks
 from inferlab.errors import InferlabError
 from inferlab.runfolder import claim_run_folder
@@ -238,7 +229,7 @@ def _sweep_config(args: argparse.Namespace, floor: Any, extra: dict[str, Any], e
 def _predict_first(cfg: Any, opts: Any, trace: Any, engine: Any, slo_given: bool) -> dict[str, Any]:
     """Before any request: the Poisson level at 70 % of the predicted capacity, the
     trace level, and every level predicted from the engine alone (printed)."""
-    from inferlab.sim.predict import describe_source
+    from inferlab.sim.predict import describe_source, make_predictor, poisson_level, predict_levels
 
     pr = make_predictor(engine, opts.parallel, opts.parallel * opts.ctx_per_slot, cfg.slo)
     cfg.extra["slo"] = slo_line(cfg.slo, slo_given)
@@ -256,8 +247,8 @@ def _predict_first(cfg: Any, opts: Any, trace: Any, engine: Any, slo_given: bool
     with_trace_level(cfg, trace)
     if pr is not None:
         print(f"    predictions from {describe_source(pr.model, pr.knobs)}; all held out")
-        preds = predict_levels(pr, cfg.workload)
-        for line in prediction_lines(preds):
+        preds, skipped = predict_levels(pr, cfg.workload)
+        for line in [*skipped, *prediction_lines(preds)]:
             print(f"    {line}", flush=True)
     return preds
 
@@ -303,6 +294,7 @@ def _serve_and_sweep(
             result = execute(cfg, no_plots=True, hooks=_WatchServer(srv, w), wide=args.wide)
     if preds:  # the measured levels with what was predicted for them, and the errors
         from inferlab.bench.benchmark import write_summary
+        from inferlab.sim.predict import attach
 
         result.summary = attach(result.summary, preds)
         write_summary(result.summary_path, result.summary)

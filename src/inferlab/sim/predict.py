@@ -15,11 +15,18 @@ A closed loop's users start together, as bench's do; with forced output lengths
 they stay in step, every round's prompts prefilled in one step (a llama.cpp sweep
 here measured TTFT p50 2.3 s at c=16, 32-token prompts at 188 tok/s: the prompts of
 all 16 users in one step, not one prompt among the others' decodes).
+
+The demo predicts every level before it measures it (`make_predictor`: the engine-bench
+result it has just measured, llama-server's scheduler at the demo server's --parallel and
+--ctx-size, no serving overhead, so every level is held out) and adds a Poisson level at
+70 % of the predicted capacity (`poisson_level`: the closed loop's predicted throughput at
+the largest concurrency, every slot busy, over a request's output tokens).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,6 +46,7 @@ from inferlab.summary import (
 )
 
 if TYPE_CHECKING:
+    from inferlab.engine_result import EngineBench
     from inferlab.slo.grammar import Slo
 
 
@@ -195,3 +203,61 @@ def measure_overhead(
     over = statistics.median(diffs)
     note = "" if over >= 0 else " (negative: served faster than the engine predicts; kept at 0)"
     return max(over, 0.0), f"measured from the served run at {', '.join(used)}{note}"
+
+
+POISSON_LOAD = 0.7  # the demo's Poisson level: this share of the predicted capacity
+
+
+def make_predictor(
+    engine: EngineBench | None, parallel: int, ctx_size: int, slo: Slo | None
+) -> Predictor | None:
+    """None without an engine measurement (the demo then measures without predicting)."""
+    if engine is None:
+        return None
+    from inferlab.sim.steptime_engine import fit_engine
+
+    knobs = LlamaCppKnobs(parallel=parallel, ctx_size=ctx_size)
+    model = EngineStepTime(fit_engine(engine), 0.0, knobs.n_ubatch)
+    return Predictor(model, knobs, slo)
+
+
+def _sig2(x: float) -> float:
+    """Two significant digits: a rate that reads well in a level's label."""
+    return round(x, 1 - int(math.floor(math.log10(abs(x))))) if x > 0 else x
+
+
+def poisson_level(pr: Predictor, closed: Workload, top: Level) -> tuple[Level, str]:
+    """The Poisson level at 70 % of the predicted capacity, and how that was found."""
+    pred = pr.predict(closed, top)
+    out_tokens = closed.mean_tokens()[1]
+    capacity = pred.tokens_per_s / out_tokens
+    rate = _sig2(POISSON_LOAD * capacity)
+    if not rate > 0:
+        raise InferlabError("the predicted capacity is 0: no Poisson level")
+    how = (
+        f"Poisson level at {rate:g} req/s = {POISSON_LOAD:.0%} of the predicted capacity "
+        f"{capacity:.2f} req/s ({pred.tokens_per_s:.1f} tok/s predicted at {top.label}, every "
+        f"slot busy, / {out_tokens} output tokens)"
+    )
+    return Level("rate", rate), how
+
+
+def predict_levels(pr: Predictor, workload: Workload) -> tuple[dict[str, Predicted], list[str]]:
+    """Every level of the workload predicted, by label; a level that cannot be predicted
+    is left out, and a line says why."""
+    out: dict[str, Predicted] = {}
+    skipped: list[str] = []
+    for level in workload.levels:
+        try:
+            out[level.label] = pr.predict(workload, level)
+        except InferlabError as e:
+            skipped.append(f"predicted {level.label}: not predicted: {e}")
+    return out, skipped
+
+
+def attach(summary: RunSummary, preds: dict[str, Predicted]) -> RunSummary:
+    """The measured summary with each level's prediction and its errors."""
+    levels = tuple(
+        with_prediction(lv, preds[lv.label]) if lv.label in preds else lv for lv in summary.levels
+    )
+    return dataclasses.replace(summary, levels=levels)

@@ -1,0 +1,53 @@
+"""What the demo prints about its predictions: the SLO it judges by, each level's
+prediction before the sweep, and predicted against measured after it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from inferlab.units import fmt_duration
+
+if TYPE_CHECKING:
+    from inferlab.slo.grammar import Slo
+    from inferlab.summary import Predicted, RunSummary
+
+SLO_WHY = "150 ms per token ~ 7 tokens/s, reading speed; 2 s to the first token"
+
+
+def slo_line(slo: Slo, given: bool) -> str:
+    why = "given with --slo" if given else f"the demo's default: {SLO_WHY}"
+    return (
+        f"SLO {slo.text} ({why}); a level passes with >= {slo.min_attainment:.0%} of its "
+        "requests within it; goodput = good requests/s"
+    )
+
+
+def prediction_lines(preds: dict[str, Predicted]) -> list[str]:
+    """Before the sweep: what each level is predicted to measure."""
+    lines = []
+    for label, p in preds.items():
+        good = (
+            ""
+            if p.goodput_requests_per_s is None
+            else f", goodput {p.goodput_requests_per_s:.2f} req/s"
+        )
+        lines.append(
+            f"predicted {label:>10}: TTFT p50 {fmt_duration(p.ttft_s.p50, 3)}, "
+            f"p99 {fmt_duration(p.ttft_s.p99, 3)}; TPOT p50 {fmt_duration(p.tpot_s.p50, 3)}; "
+            f"{p.tokens_per_s:.1f} tok/s{good}"
+        )
+    return lines
+
+
+def comparison_lines(summary: RunSummary) -> list[str]:
+    """After the sweep: predicted, measured and the error, per level and quantity."""
+    from inferlab.report.predicted import prediction_table
+
+    table = prediction_table(summary)
+    if not table:
+        return []
+    return [
+        "predicted before measuring (engine alone, no serving overhead) vs measured; "
+        "err = (predicted - measured) / measured:",
+        *table,
+    ]
