@@ -16,8 +16,6 @@ from inferlab.commands.common import (
     BANDWIDTH,
     FLOPS,
     TIME,
-    cost_from,
-    hardware_from,
     real,
     unit_arg,
     whole,
@@ -27,6 +25,7 @@ from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
 from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
 from inferlab.runfolder import claim_run_folder
+from inferlab.specs.stated import cost_from, hardware_from
 from inferlab.units import parse_bytes, parse_time
 
 if TYPE_CHECKING:

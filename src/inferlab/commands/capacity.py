@@ -11,12 +11,12 @@ from inferlab.commands.common import (
     add_model,
     add_output,
     emit,
-    hardware_from,
     resolve_cost,
     table,
 )
 from inferlab.errors import InferlabError
 from inferlab.physics.capacity import capacity
+from inferlab.specs.stated import hardware_from
 from inferlab.units import fmt_bytes as fb
 
 

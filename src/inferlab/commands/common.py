@@ -1,4 +1,4 @@
-"""Arguments shared by verbs (model, hardware, output) and turning them into specs."""
+"""Arguments shared by verbs (model, hardware, output), read into specs (specs/stated.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from inferlab import units
-from inferlab.errors import InferlabError, SpecError
+from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
-from inferlab.specs.cost import ModelCost, derive_cost
-from inferlab.specs.hardware import STATED, HardwareSpec, get_hardware, with_overrides
+from inferlab.specs.cost import ModelCost
+from inferlab.specs.hardware import HardwareSpec
+from inferlab.specs.stated import cost_from, hardware_from
 
 # Far above any real byte count, rate or FLOPS (1e30), yet far below float overflow, so
 # products and ratios of stated quantities stay finite.
@@ -97,47 +98,6 @@ def add_hardware(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--tp", type=whole(1, 4096), default=1, help="tensor-parallel devices (bandwidths add)"
     )
-
-
-def cost_from(
-    model: str | None,
-    weight_dtype: str = "bf16",
-    kv_dtype: str = "bf16",
-    weight_bytes: float | None = None,
-    kv_bytes_per_token: float | None = None,
-    params: float | None = None,
-    tp: int = 1,
-) -> ModelCost:
-    """A model spec (preset, config.json, .gguf) with stated overrides, or stated numbers alone."""
-    if model:
-        from inferlab.specs.parallel import check_tp_split
-        from inferlab.specs.resolve import resolve_model
-
-        spec = resolve_model(model)
-        check_tp_split(spec.name, spec.n_heads, spec.n_kv_heads, tp)
-        cost = derive_cost(spec, weight_dtype, kv_dtype)
-        return cost.with_overrides(weight_bytes, kv_bytes_per_token, params)
-    if weight_bytes is None:
-        raise SpecError("name a --model, or state --weight-bytes (e.g. --weight-bytes 16GB)")
-    return ModelCost.stated(weight_bytes, kv_bytes_per_token or 0.0, params, weight_dtype)
-
-
-def hardware_from(
-    hardware: str | None,
-    bandwidth: float | None = None,
-    flops: float | None = None,
-    memory: float | None = None,
-    tp: int = 1,
-    need_bandwidth: bool = True,
-) -> HardwareSpec:
-    """The whole device group: catalogue or stated figures, scaled for tensor parallelism."""
-    base = get_hardware(hardware) if hardware else STATED
-    hw = with_overrides(base, bandwidth, flops, memory)
-    if need_bandwidth and hw.bandwidth_bytes_per_s <= 0:
-        raise SpecError("name a --hardware (e.g. h100-sxm), or state --bandwidth (e.g. 3.35TB/s)")
-    if tp < 1:
-        raise SpecError("--tp must be 1 or more")
-    return hw.scaled(tp)
 
 
 def resolve_cost(args: argparse.Namespace) -> ModelCost:

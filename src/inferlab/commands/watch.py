@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.commands.common import TIME, add_hardware, add_model, cost_from, hardware_from
+from inferlab.commands.common import TIME, add_hardware, add_model
 from inferlab.errors import InferlabError
+from inferlab.specs.stated import cost_from, hardware_from
 
 if TYPE_CHECKING:
     from inferlab.engine_result import EngineBench
