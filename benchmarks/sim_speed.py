@@ -30,7 +30,7 @@ from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 from inferlab.sim.engine import simulate
-from inferlab.sim.output import LoadLabel, TokenTimes, summarize_result, to_records
+from inferlab.sim.output import TokenTimes, summarize_result, to_records
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import RooflineStepTime
 from inferlab.sim.workload import Arrival, arrivals_of
@@ -74,7 +74,7 @@ def run_once(arrivals: Any, a: argparse.Namespace) -> dict[str, tuple[float, flo
     times = TokenTimes.of(res)
     to_records(res, "bench", times)
     lap()
-    lv = summarize_result(res, LoadLabel("bench", "rate", a.rate), times)
+    lv = summarize_result(res, Level("rate", a.rate, "bench"), times)
     lap()
     print(
         f"  {arrivals.__name__}: {len(arr)} requests, {res.steps} engine steps, "

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from inferlab.jsonio import loads_strict
+from inferlab.load.spec import Level
 from inferlab.metrics.level import summarize_level
 from inferlab.sim.engine import simulate
 from inferlab.sim.limits import Limits, SimulationTooLarge
-from inferlab.sim.output import LoadLabel, summarize_result, to_records
+from inferlab.sim.output import summarize_result, to_records
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import FittedStepTime
 from inferlab.sim.users import ClosedLoop
@@ -102,6 +103,6 @@ def test_simulated_summary_equals_the_record_by_record_one(capacity: int | None)
     res = simulate(arr, FittedStepTime(0.001, 1e-4, 1e-5), policy, ClosedLoop(5, 2, 50, 40), 2.0)
     assert any(r.finish_s is None for r in res.requests)  # cut off at 2 s: some unfinished
     expected = summarize_level("x", "rate", 40.0, to_records(res, "x")).to_json()
-    got = summarize_result(res, LoadLabel("x", "rate", 40.0)).to_json()
+    got = summarize_result(res, Level("rate", 40.0, "x")).to_json()
     assert {k: got[k] for k in expected} == expected
     assert got["preemptions"] == res.preemptions and got["steps"] == res.steps

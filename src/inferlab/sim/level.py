@@ -20,7 +20,7 @@ from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 from inferlab.sim.engine import SimResult, simulate
 from inferlab.sim.limits import Limits, at_least
-from inferlab.sim.output import LoadLabel, TokenTimes, summarize_result, to_records
+from inferlab.sim.output import TokenTimes, summarize_result, to_records
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.slo_level import judge_simulated
 from inferlab.sim.users import Chats, ClosedLoop
@@ -83,13 +83,13 @@ def sized(cfg: SimConfig, level: Level) -> Workload:
     return w
 
 
-def load_label(level: Level, reqs: Requests) -> LoadLabel:
-    """The level as summary.json labels it (a trace's value: its offered rate)."""
-    value = level.value
-    if level.kind == "trace" and not value and len(reqs) > 1:
+def load_label(level: Level, reqs: Requests) -> Level:
+    """The level as summary.json states it: a trace's value is its offered rate."""
+    if level.kind == "trace" and not level.value and len(reqs) > 1:
         span = float(reqs.arrival_s[-1] - reqs.arrival_s[0])
-        value = (len(reqs) - 1) / span if span > 0 else 0.0
-    return LoadLabel(level.label, level.summary_kind, value)
+        offered = (len(reqs) - 1) / span if span > 0 else 0.0
+        return dataclasses.replace(level, value=offered, name=level.label)
+    return level
 
 
 def _users(cfg: SimConfig, level: Level, reqs: Requests) -> ClosedLoop | Chats | None:

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from inferlab import __version__
-from inferlab.load.spec import Requests
+from inferlab.load.spec import Level, Requests
 from inferlab.metrics.columns import RequestColumns, summarize_columns
 from inferlab.records import RecordWriter, RequestRecord
 from inferlab.sim.engine import SimResult, Timeline
@@ -33,17 +33,9 @@ from inferlab.summary import (
     Utilisation,
     Workload,
 )
-from inferlab.vocab import LevelKind
 
 NS = 1_000_000_000
 UNFINISHED = "unfinished when the simulation ended"
-
-
-@dataclass(frozen=True, slots=True)
-class LoadLabel:
-    label: str  # e.g. "users=30" or "rate=5/s"
-    kind: LevelKind
-    value: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,11 +163,11 @@ class SpecTags:
 
 
 def summarize_result(
-    result: SimResult, load: LoadLabel, times: TokenTimes | None = None, stall_factor: float = 5.0
+    result: SimResult, load: Level, times: TokenTimes | None = None, stall_factor: float = 5.0
 ) -> LevelSummary:
     """The level block of summary.json for a simulated run."""
     cols = columns(result, times or TokenTimes.of(result))
-    level = summarize_columns(load.label, load.kind, load.value, cols, stall_factor)
+    level = summarize_columns(load.label, load.summary_kind, load.value, cols, stall_factor)
     return replace(
         level,
         preemptions=result.preemptions,

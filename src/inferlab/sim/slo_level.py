@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from inferlab.load.spec import Level
 from inferlab.sim.engine import SimResult, Timeline
-from inferlab.sim.output import LoadLabel, TokenTimes, iter_records
+from inferlab.sim.output import TokenTimes, iter_records
 from inferlab.slo.attainment import evaluate
 from inferlab.slo.grammar import Slo
 from inferlab.slo.outcome import outcomes
@@ -14,9 +15,9 @@ from inferlab.slo.saturation import Saturation, completed_rate_per_s, saturation
 from inferlab.summary import LevelSummary
 
 
-def simulated_saturation(result: SimResult, load: LoadLabel) -> Saturation | None:
+def simulated_saturation(result: SimResult, load: Level) -> Saturation | None:
     """Open loop only: arrivals vs completions, and the fitted growth of the queue."""
-    if load.kind != "rate" or not result.requests:
+    if not load.open_loop or not result.requests:
         return None
     offered = completed_rate_per_s([r.arrival_s for r in result.requests]) or load.value
     ends = [r.finish_s for r in result.requests if r.finish_s is not None]
@@ -36,7 +37,7 @@ def simulated_saturation(result: SimResult, load: LoadLabel) -> Saturation | Non
 def judge_simulated(
     level: LevelSummary,
     result: SimResult,
-    load: LoadLabel,
+    load: Level,
     slo: Slo | None,
     times: TokenTimes | None = None,
 ) -> LevelSummary:
