@@ -33,7 +33,7 @@ import numpy as np
 
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
 from inferlab.bench.fleet import WorkerOptions
-from inferlab.bench.runner import Level
+from inferlab.load.spec import Level
 from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 

@@ -42,8 +42,8 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
-from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
+from inferlab.load.spec import Level
 from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 

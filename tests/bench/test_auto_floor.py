@@ -14,8 +14,8 @@ import pytest
 import inferlab.specs.resolve as resolve_mod
 from inferlab.bench.autofloor import auto_floor, is_loopback, model_file, props_url
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
-from inferlab.bench.runner import Level
 from inferlab.engines.bundled import smollm2_gguf_path
+from inferlab.load.spec import Level
 from inferlab.specs.cost import derive_cost
 from inferlab.units import fmt_bandwidth, fmt_bytes
 from tests.bench.bounded_app import Script, make_app, serve

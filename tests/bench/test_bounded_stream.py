@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from inferlab.bench import client as client_mod
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.bench.client import MALFORMED_STREAM, Endpoint, stream_request
-from inferlab.bench.runner import Level
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES, EventTooLong, SSEParser
+from inferlab.load.spec import Level
 from inferlab.records import RequestRecord, read_records
 from tests.bench.bounded_app import Script, make_app, serve
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
-from inferlab.bench.runner import Level
+from inferlab.load.spec import Level
 from inferlab.records import read_records
 from inferlab.testing.fake_server import Script
 

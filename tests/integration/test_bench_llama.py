@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
-from inferlab.bench.runner import Level
 from inferlab.engines.llama_server import LlamaServer
+from inferlab.load.spec import Level
 from inferlab.physics.floor import Floor
 from inferlab.records import read_records
 from inferlab.specs.cost import derive_cost

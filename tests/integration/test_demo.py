@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
-from inferlab.bench.runner import Level
 from inferlab.commands.demo import _WatchServer
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
+from inferlab.load.spec import Level
 from tests.clirun import RunCli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # real llama-server processes

@@ -20,8 +20,8 @@ from inferlab.bench.benchmark import (
     event_loop_runner,
     run_benchmark,
 )
-from inferlab.bench.runner import Level
 from inferlab.jsonio import loads_strict
+from inferlab.load.spec import Level
 from inferlab.servermetrics.sampler import read_samples
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import STATED, with_overrides

@@ -19,7 +19,7 @@ import pytest
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
 from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.progress import Hooks
-from inferlab.bench.runner import Level
+from inferlab.load.spec import Level
 from inferlab.records import RequestRecord, read_records
 
 pytestmark = pytest.mark.slow  # the fake server and worker processes

@@ -31,7 +31,7 @@ from inferlab.bench.lag import lag_p99_s
 from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
 from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.progress import Hooks
-from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
+from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.slo_level import record_probe, search_levels
@@ -40,7 +40,7 @@ from inferlab.engine_result import EngineBench
 from inferlab.errors import InferlabError
 from inferlab.jsonio import write_json
 from inferlab.load.flags import MAX_TOKENS
-from inferlab.load.spec import Requests
+from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level

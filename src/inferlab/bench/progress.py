@@ -12,7 +12,7 @@ from inferlab.records import RequestRecord
 from inferlab.summary import LevelSummary
 
 if TYPE_CHECKING:
-    from inferlab.bench.runner import Level
+    from inferlab.load.spec import Level
 
 
 class Hooks:

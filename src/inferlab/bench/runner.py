@@ -25,8 +25,6 @@ from inferlab.bench.workload import Prompt
 from inferlab.load.spec import Level
 from inferlab.records import RecordWriter, RequestRecord
 
-__all__ = ["Level", "LevelContext", "LevelRun", "run_level"]  # Level: load/'s, as callers knew it
-
 
 @dataclass(slots=True)
 class LevelRun:

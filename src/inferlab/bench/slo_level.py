@@ -12,7 +12,7 @@ from dataclasses import replace
 from math import inf
 from typing import Any
 
-from inferlab.bench.runner import Level
+from inferlab.load.spec import Level
 from inferlab.metrics.stats import latency_stats
 from inferlab.records import RequestRecord
 from inferlab.slo.attainment import SloLevel, evaluate

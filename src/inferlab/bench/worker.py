@@ -139,7 +139,8 @@ class WorkerHost:
         import aiohttp
 
         from inferlab.bench.client import make_connector
-        from inferlab.bench.runner import Level, LevelContext, LevelRun, run_level
+        from inferlab.bench.runner import LevelContext, LevelRun, run_level
+        from inferlab.load.spec import Level
 
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()

@@ -202,7 +202,7 @@ def _extra(pr: Any, threads: int, cores: int) -> dict[str, Any]:
 def _sweep_config(args: argparse.Namespace, floor: Any, extra: dict[str, Any], engine: Any) -> Any:
     """The sweep as bench runs it (its address set once the server is up)."""
     from inferlab.bench.benchmark import BenchConfig
-    from inferlab.bench.runner import Level
+    from inferlab.load.spec import Level
 
     levels, requests, out_tokens = plan(args)
     return BenchConfig(
