@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 
 from inferlab.bench.client import Endpoint, stream_request
+from inferlab.bench.prompt_text import count_tokens
 from inferlab.bench.server import probe_server
-from inferlab.bench.workload import count_tokens
 from inferlab.httpbody import (
     MAX_ERROR_BYTES,
     MAX_JSON_BYTES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inferlab.bench.drive import split_counts, split_level
-from inferlab.bench.workload import Prompt
+from inferlab.bench.prompt_text import Prompt
 
 
 def _prompts(n: int) -> list[Prompt]:

@@ -20,8 +20,8 @@ from typing import Any
 
 from inferlab.bench.clock import ClockOffset, ClockReport, estimate_offset
 from inferlab.bench.pool import Pool, WorkerLost
+from inferlab.bench.prompt_text import Prompt
 from inferlab.bench.worker import Share, WorkerJob, WorkerStats
-from inferlab.bench.workload import Prompt
 from inferlab.records import RequestRecord
 from inferlab.vocab import LevelKind
 

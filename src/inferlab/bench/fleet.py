@@ -18,9 +18,9 @@ from typing import Any
 from inferlab.bench.clock import ClockOffset, ClockReport
 from inferlab.bench.drive import LevelDriver, clock_offsets, clock_reports, split_level
 from inferlab.bench.pool import Pool, ProcessPool
+from inferlab.bench.prompt_text import Prompt
 from inferlab.bench.runner import LevelContext, LevelRun
 from inferlab.bench.worker import Share, WorkerJob
-from inferlab.bench.workload import Prompt
 from inferlab.records import RequestRecord
 from inferlab.summary import ClientStats, RunWarning, WorkerLevel
 

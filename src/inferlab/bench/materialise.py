@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from inferlab.bench.workload import Prompt, make_block, make_prompt
+from inferlab.bench.prompt_text import Prompt, make_block, make_prompt
 from inferlab.load.spec import Level, Requests, RequestSpec
 
 PARALLEL = 8  # /tokenize calls in flight while prompts are made

@@ -21,7 +21,7 @@ import aiohttp
 
 from inferlab.bench.client import Endpoint, stream_request
 from inferlab.bench.lag import LagMonitor
-from inferlab.bench.workload import Prompt
+from inferlab.bench.prompt_text import Prompt
 from inferlab.load.spec import Level
 from inferlab.records import RecordWriter, RequestRecord
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferlab.bench.client import Endpoint
-from inferlab.bench.workload import Prompt
+from inferlab.bench.prompt_text import Prompt
 from inferlab.vocab import LevelKind
 
 BATCH_EVERY_S = 0.05  # how often a worker ships what completed: ~20 messages/s at most

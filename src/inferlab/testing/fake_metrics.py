@@ -198,7 +198,7 @@ def engine_for(metrics: str, tpot_s: float) -> FakeEngine:
 def metered(engine: FakeEngine, handler: Any, log: dict[str, dict[str, Any]]) -> Any:
     """Wrap the completions handler: the request enters the engine's books on arrival and
     leaves when its stream ends, its tokens read from the handler's own write log."""
-    from inferlab.bench.workload import prompt_sha1
+    from inferlab.bench.prompt_text import prompt_sha1
 
     count = iter(range(1 << 62))
 

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from inferlab.bench.workload import prompt_sha1
+from inferlab.bench.prompt_text import prompt_sha1
 from inferlab.testing.fake_stream import Stream, sleep_until
 
 SLOW_FIRST_TOKEN_S = 0.3  # slo-mix: the extra wait of every 4th request

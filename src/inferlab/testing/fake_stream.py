@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from inferlab.bench.workload import prompt_sha1
+from inferlab.bench.prompt_text import prompt_sha1
 
 Api = Literal["chat", "completions"]
 # prompt sha1 -> {"recv_ns": int, "write_ns": [int, ...]}: when each token really left, on
