@@ -85,5 +85,4 @@ def search_levels(levels: list[Level], search: MaxLoadSearch | None) -> Iterator
     if search is None:
         yield from levels
         return
-    while (value := search.next_value()) is not None:
-        yield Level(search.kind, value)
+    yield from (Level(search.kind, value) for value in search.values())

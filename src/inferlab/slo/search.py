@@ -1,8 +1,8 @@
 """The highest load within an SLO, measured: bracket by doubling, then narrow by
 monotone interpolation of the SLO margin, as vLLM's `bench sweep serve_sla` does.
 
-The search is a small state machine (`MaxLoadSearch`: `next_value()` / `record()`), so
-bench can drive it from inside its event loop and sim/plan through `find_max_load`.
+The search is a small state machine (`MaxLoadSearch`: `values()` / `record()`), so
+bench drives it from inside its event loop, and `simulate` and `plan` through `find_max_load`.
 Each probe is one real level (a measurement or a simulation); the answer is the
 highest level actually *measured* that passes, never an interpolated value.
 
@@ -17,7 +17,7 @@ replaced by its midpoint, so the bracket shrinks by a quarter at least every pro
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -141,6 +141,12 @@ class MaxLoadSearch:
             return None
         return self._between(lo, hi)
 
+    def values(self) -> Iterator[float]:
+        """Each load to measure, asked for once the one before is recorded: the one loop
+        that drives a search (bench's levels and the simulator's alike)."""
+        while (value := self.next_value()) is not None:
+            yield value
+
     def _snap(self, value: float) -> float:
         return float(math.floor(value)) if self.kind == "concurrency" else value
 
@@ -228,6 +234,6 @@ def _bound_not_found(search: MaxLoadSearch, lo: Probe, tried: tuple[Probe, ...])
 def find_max_load(measure: Callable[[float], SloLevel], spec: SearchSpec) -> MaxLoad:
     """Run the search with `measure(load) -> SloLevel` (one real level per call)."""
     search = spec.begin()
-    while (value := search.next_value()) is not None:
+    for value in search.values():
         search.record(value, measure(value))
     return search.result()
