@@ -73,3 +73,11 @@ def test_the_demo_prediction() -> None:
     assert r2.tpot_s.p50 == same(0.045409677419354845)
     assert r2.tokens_per_s == same(60.26306782003486)
     assert poisson_level(pr, w, Level("concurrency", 4))[0].value == 1.5
+
+
+def test_the_max_load_search(run_json: RunJson) -> None:
+    d = run_json("simulate", *MODEL, "--find-max-load", "concurrency", "--slo", "tpot_p50=4.55ms")
+    labels = [lv["label"] for lv in d["levels"]]
+    assert labels == ["c=1", "c=2", "c=4", "c=8", "c=16", "c=11", "c=13", "c=12"]
+    assert d["max_load"]["value"] == 11 and d["levels"][0]["concurrency"] == 1
+    assert d["levels"][-1]["tpot_s"]["p50"] == same(0.004555703247058824)

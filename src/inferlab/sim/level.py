@@ -61,6 +61,7 @@ class SimLevel:
     requests: Requests
     users: ClosedLoop | Chats | None
     arrivals: int  # open-loop and injected requests
+    workload: Workload | None  # the workload drawn from, with the level's request count
 
 
 def sized(cfg: SimConfig, level: Level) -> Workload:
@@ -134,7 +135,11 @@ def check_lengths(arrivals: list[Arrival], r: Requests, cfg: SimConfig) -> None:
 def simulate_level(cfg: SimConfig, level: Level, specs: Requests | None = None) -> SimLevel:
     """Simulate `level` (its specs drawn from the workload, unless given), summarise it as
     bench does and judge it against the SLO."""
-    reqs = specs if specs is not None else sized(cfg, level).requests(level)
+    w = cfg.workload
+    if specs is None:
+        w = sized(cfg, level)
+        specs = w.requests(level)
+    reqs = specs
     if level.kind == "trace":
         cfg.limits.check_requests(len(reqs), "the trace")
     users, arrivals = _users(cfg, level, reqs), _arrivals(cfg, level, reqs)
@@ -148,4 +153,4 @@ def simulate_level(cfg: SimConfig, level: Level, specs: Requests | None = None) 
 
         lv = dataclasses.replace(lv, per_turn=per_turn(to_records(res, lv.label, times, reqs)))
     lv = judge_simulated(lv, res, label, cfg.slo, times)
-    return SimLevel(res, times, lv, reqs, users, len(arrivals))
+    return SimLevel(res, times, lv, reqs, users, len(arrivals), w)

@@ -49,7 +49,7 @@ def settings(cfg: SimConfig) -> dict[str, Any]:
 
 def workload_json(cfg: SimConfig, sl: SimLevel) -> dict[str, Any]:
     """summary.json's workload block for a simulated level."""
-    w, r = cfg.workload, sl.requests
+    w, r = sl.workload, sl.requests
     assert w is not None
     n = len(r)
     ranges = {
@@ -103,7 +103,7 @@ def search(cfg: SimConfig, progress: Callable[[SimLevel], None] = lambda s: None
     probes: list[SimLevel] = []
 
     def measure(value: float) -> Any:
-        level = Level(spec.kind, value)
+        level = Level(spec.kind, int(value) if spec.kind == "concurrency" else value)
         check_batches(cfg.model, cfg.policy, _users(level))
         sl = simulate_level(probe_cfg, level)
         probes.append(sl)
