@@ -35,10 +35,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--search-max-levels",
         type=int,
         default=DEFAULT_MAX_LEVELS,
-        help=f"simulated rates at most ({DEFAULT_MAX_LEVELS}, as bench's and simulate's search)",
+        help=f"simulated rates at most ({DEFAULT_MAX_LEVELS}; as bench's and simulate's search)",
     )
     p.add_argument("--gpu-hour", type=float, help="$ per GPU-hour, for the price")
-    p.add_argument("--sim-duration", type=float, default=60.0, help="seconds simulated per rate")
+    p.add_argument(
+        "--sim-duration", type=float, default=60.0, help="seconds simulated per rate (60)"
+    )
     p.add_argument(
         "--json", action="store_true", help="print the plan as JSON (only) on stdout (off)"
     )

@@ -51,7 +51,9 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
         default=1.0,
         help="fraction of the floor's speed reached, e.g. 0.7 (1.0 = the floor)",
     )
-    p.add_argument("--overhead", type=TIME, default=0.0, help="fixed per-step overhead, e.g. 1ms")
+    p.add_argument(
+        "--overhead", type=TIME, default=0.0, help="fixed per-step overhead, e.g. 1ms (0)"
+    )
     p.add_argument("--calibrate", type=Path, help="fit the step time to a bench run folder")
     p.add_argument("--calibrate-levels", help="levels to fit, e.g. c=1,c=8 (all)")
     p.add_argument(

@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--stagger",
         type=TIME,
         default=0.0,
-        help="spread the users' first requests over this window (0: all at once)",
+        help="spread the users' first requests over this window (0; all at once)",
     )
     g.add_argument(
         "--inject-prompt",
