@@ -322,3 +322,36 @@ def test_the_unused_checker_finds_a_dead_function() -> None:
     caller = ast.parse("from m import used\nused()\n")
     other = ast.parse("def dead():\n    pass\n\ndead()\n")  # another module's `dead`
     assert unused({"m": src, "o": other}, {None: [caller], "o": [other]}) == ["m::dead"]
+
+
+# commands/: each verb translates its flags; modules it may share are flag helpers only.
+FLAG_HELPERS = {"common", "slo_args", "sim_args"}
+# (verb module, the other commands module it imports) -> why it still does. A debt each.
+VERB_IMPORT_DEBT = {
+    ("demo", "bench"): "the demo runs bench's flags and sizes (add_bench_args, check_sizes)",
+    ("demo", "report"): "the demo renders its run as `report` does (render_run)",
+    ("demo", "demo_predict"): "the demo's SLO flags, a module of the demo verb",
+    ("demo", "demo_trace"): "the demo's trace flags, a module of the demo verb",
+}
+
+
+def _verb_imports() -> set[tuple[str, str]]:
+    found = set()
+    for module in MODULES:
+        if _package(module) != "commands" or module.count(".") != 2:
+            continue
+        for imp in _local_imports(module):
+            if _package(imp) == "commands" and imp.count(".") == 2:
+                found.add((module.rsplit(".", 1)[1], imp.rsplit(".", 1)[1]))
+    return found
+
+
+def test_no_verb_imports_another_verb() -> None:
+    wrong = {
+        pair
+        for pair in _verb_imports()
+        if pair[1] not in FLAG_HELPERS and pair not in VERB_IMPORT_DEBT
+    }
+    assert not wrong, f"a verb imports another verb's module (share a flag helper): {wrong}"
+    stale = set(VERB_IMPORT_DEBT) - _verb_imports()
+    assert not stale, f"remove from VERB_IMPORT_DEBT: {stale}"
