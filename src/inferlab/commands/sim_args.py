@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from inferlab.commands.common import (
     BYTES,
@@ -18,6 +18,7 @@ from inferlab.commands.common import (
 
 if TYPE_CHECKING:
     from inferlab.sim.limits import Limits
+    from inferlab.sim.scheduler import Policy
     from inferlab.sim.stepmodel import PolicyChoice, StepChoice, StepModel
 
 
@@ -138,7 +139,7 @@ def limits_from(args: argparse.Namespace) -> Limits:
     )
 
 
-def model_and_policy(args: argparse.Namespace) -> tuple[StepChoice, StepModel, Any]:
+def model_and_policy(args: argparse.Namespace) -> tuple[StepChoice, StepModel, Policy]:
     """What was stated, the step-time model and the scheduler it chooses (sim/stepmodel.py)."""
     from inferlab.sim.stepmodel import choose_policy, choose_step_model
 

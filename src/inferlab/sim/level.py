@@ -23,6 +23,7 @@ from inferlab.sim.limits import Limits, at_least
 from inferlab.sim.output import TokenTimes, summarize_result, to_records
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.slo_level import judge_simulated
+from inferlab.sim.steptime import StepTimeModel
 from inferlab.sim.users import Chats, ClosedLoop
 from inferlab.sim.workload import Arrival, arrivals_of, closed_loop_of, parse_inject
 from inferlab.slo.grammar import Slo
@@ -34,7 +35,7 @@ from inferlab.summary import LevelSummary
 class SimConfig:
     """A simulation, as one value: what `simulate_level`, `run` and `search` take."""
 
-    model: Any  # sim.steptime.StepTimeModel
+    model: StepTimeModel
     policy: Policy
     workload: Workload | None = None  # lengths, arrivals, seed, requests per level (load/)
     levels: tuple[Level, ...] = ()

@@ -17,6 +17,7 @@ from inferlab.load.spec import Level
 from inferlab.sim.baseline import check_batches
 from inferlab.sim.level import SimConfig, SimLevel, simulate_level
 from inferlab.sim.output import build_summary, iter_records, write_records
+from inferlab.slo.attainment import SloLevel
 from inferlab.summary import RunSummary
 
 SEARCH_REQUESTS = 64  # requests per closed-loop probe at least: bench's --requests-per-level
@@ -102,12 +103,13 @@ def search(cfg: SimConfig, progress: Callable[[SimLevel], None] = lambda s: None
     probe_cfg = dataclasses.replace(cfg, min_requests=SEARCH_REQUESTS)
     probes: list[SimLevel] = []
 
-    def measure(value: float) -> Any:
+    def measure(value: float) -> SloLevel:
         level = Level(spec.kind, int(value) if spec.kind == "concurrency" else value)
         check_batches(cfg.model, cfg.policy, _users(level))
         sl = simulate_level(probe_cfg, level)
         probes.append(sl)
         progress(sl)
+        assert sl.summary.slo is not None  # the config has an SLO
         return sl.summary.slo
 
     found = find_max_load(measure, spec)

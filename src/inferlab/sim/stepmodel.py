@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from inferlab.engine_result import EngineBench
 from inferlab.errors import InferlabError
+from inferlab.sim.scheduler import Policy
+from inferlab.sim.steptime import StepTimeModel
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 
@@ -68,7 +70,7 @@ class StepModel:
     """The step-time model, its description (summary.json's simulation block), and the cost
     and hardware it stands on (None for a fitted model)."""
 
-    model: Any  # sim.steptime.StepTimeModel
+    model: StepTimeModel
     description: dict[str, Any]
     cost: ModelCost | None = None
     hw: HardwareSpec | None = None
@@ -129,11 +131,10 @@ def kv_capacity_tokens(kv_bytes: float | None, sm: StepModel) -> int | None:
     return int(cap // cost.kv_bytes_per_token)
 
 
-def choose_policy(pc: PolicyChoice, step: StepChoice, sm: StepModel) -> Any:
+def choose_policy(pc: PolicyChoice, step: StepChoice, sm: StepModel) -> Policy:
     """The scheduler (sim.scheduler.Policy): llama.cpp's from its knobs, or the named one."""
     from inferlab.sim.baseline import llama_policy
     from inferlab.sim.limits import MAX_BLOCK_TOKENS, at_least
-    from inferlab.sim.scheduler import Policy
 
     at_least(pc.max_batch, 1, "--max-batch")
     at_least(pc.block_tokens, 1, "--block-tokens", MAX_BLOCK_TOKENS)
