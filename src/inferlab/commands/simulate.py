@@ -93,7 +93,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
         sm.model,
         policy,
         workload,
-        levels=workload.levels,
+        levels=() if args.find_max_load else workload.levels,  # a search picks its own
         slo=slo_from(args),
         limits=limits,
         injected=tuple(args.inject_prompt),
