@@ -244,3 +244,5 @@ def test_plan_explain_reads_as_lines(run_cli: RunCli) -> None:
     assert "  step time model: roofline" in out and "  overhead: 0 ms" in out
     assert "prefill chunk whole prompts, KV capacity 487,819 tokens" in out
     assert len([x for x in out.splitlines() if x.endswith("meets the SLO")]) >= 5
+    # 8 rates simulated by default: the bracket 32-64 req/s was left wide, and plan says so
+    assert "rates between 32 and 64 req/s were not simulated within --search-max-levels 8" in out

@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         say.explain(plan, args.rate, fleet)
     else:  # what the engine baseline assumes beyond its measurements is said, explained or not
         said = [x for x in fit_lines if "beyond the measured" in x or "none given" in x]
-        print("\n".join(f"step time: {line.strip()}" for line in said))
+        for line in said:
+            print(f"step time: {line.strip()}")
     say.answer(plan, args.rate, fleet, step)
     return 0

@@ -72,6 +72,13 @@ def answer(plan: Plan, target_rate: float, fleet: Fleet, step: StepChoice) -> No
         f"(binding: {plan.binding})"
     )
     print(f"for {target_rate:g} req/s: {plan.replicas} replicas = {plan.gpus} GPUs")
+    if plan.max_load.status == "levels_exhausted":
+        above = min(p.rate_per_s for p in plan.points if p.rate_per_s > plan.max_rate_per_s)
+        print(
+            f"search: rates between {plan.max_rate_per_s:.3g} and {above:.3g} req/s were not "
+            f"simulated within --search-max-levels {len(plan.points)}: raise it to narrow "
+            "the answer (fewer replicas, perhaps)"
+        )
     if step.basis == "floor":
         print(f"basis: {FLOOR_NOTE}; {CALIBRATE_HINT}")
     elif step.basis == "efficiency":
