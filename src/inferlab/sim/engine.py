@@ -26,7 +26,8 @@ from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.limits import DEFAULT_MAX_STEPS, SimulationTooLarge
 from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.policies import make_scheduler
-from inferlab.sim.request import DECODE, SimRequest
+from inferlab.sim.policies.base import BatchScheduler
+from inferlab.sim.request import DECODE, NO_COSTS, Prompt, RequestCosts, SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Batch, Policy, Scheduler
 from inferlab.sim.steptime import DecodeBatch, StepTimeModel
@@ -72,6 +73,17 @@ class SimResult:
     steps: int
     timeline: Timeline
     sim_time_s: float
+    tracks_prefixes: bool = False  # requests carried their prompts' identity
+
+    @property
+    def predicted_hit_ratio(self) -> float | None:
+        """Prompt tokens a prefix cache served over prompt tokens, of the finished requests
+        (the server's cached / prompt tokens); None when prompts carried no identity."""
+        if not self.tracks_prefixes:
+            return None
+        done = [r for r in self.requests if r.finish_s is not None]
+        total = sum(r.prompt_tokens for r in done)
+        return sum(r.cached_tokens for r in done) / total if total else None
 
     def token_times(self, r: SimRequest) -> list[float]:
         out: list[float] = []
@@ -83,13 +95,27 @@ class SimResult:
 
 class Engine:
     def __init__(
-        self, model: StepTimeModel, policy: Policy, max_steps: int = DEFAULT_MAX_STEPS
+        self,
+        model: StepTimeModel,
+        policy: Policy,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        costs: RequestCosts = NO_COSTS,
+        prompts: Sequence[Prompt] | None = None,
     ) -> None:
         self.model = model
         self.scheduler: Scheduler = make_scheduler(policy)
         self.running = Running(
             KVBlockManager.for_tokens(policy.kv_capacity_tokens, policy.block_tokens)
         )
+        self.costs = costs
+        self._overhead_s = costs.request_overhead_s
+        # With prompt identities, the scheduler's prefix cache hears of each step and finish.
+        self.prompts = prompts
+        self._prefixes: BatchScheduler | None = None
+        if prompts is not None and isinstance(self.scheduler, BatchScheduler):
+            self._prefixes = self.scheduler
+            self.scheduler.track_prefixes(self.running)
+        self._drains = isinstance(self.scheduler, BatchScheduler) and self.scheduler.drains_queue
         self.max_steps = max_steps
         self.waiting: deque[SimRequest] = deque()
         self.done: list[SimRequest] = []
@@ -104,12 +130,20 @@ class Engine:
         self._batch_end_s = 0.0
         self.users: ClosedLoopUsers | ChatUsers | None = None
 
+    def _identify(self, r: SimRequest) -> SimRequest:
+        if self.prompts is not None and r.spec >= 0:
+            r.prompt = self.prompts[r.spec]
+        return r
+
     def push(self, t: float, r: SimRequest) -> None:
-        heapq.heappush(self._events, (t, next(self._seq), r))
+        """`r`, sent at `t`, reaches the scheduler its request overhead later."""
+        self._identify(r)
+        heapq.heappush(self._events, (t + self._overhead_s, next(self._seq), r))
 
     def push_all(self, requests: Iterable[SimRequest]) -> None:
         """Each at its arrival time, in one heapify (the same order as a push each)."""
-        self._events.extend((r.arrival_s, next(self._seq), r) for r in requests)
+        d = self._overhead_s
+        self._events.extend((r.arrival_s + d, next(self._seq), self._identify(r)) for r in requests)
         heapq.heapify(self._events)
 
     def run(self, max_time_s: float) -> float:
@@ -127,6 +161,8 @@ class Engine:
                 if now > max_time_s:
                     break
                 self.waiting.append(r)
+                if self._drains and events and events[0][0] == now:
+                    continue  # the server takes every queued task before its next step
             if self._batch is None:
                 self._start_step(now)
         self._flush_rows()
@@ -166,6 +202,8 @@ class Engine:
         finished = running.end_decode_step(t) if batch.decodes and running.decode.count else ()
         if batch.chunks:
             finished = [*finished, *running.end_prefill_chunks(batch.chunks, t)]
+        if self._prefixes is not None:
+            self._prefixes.after_step(batch.chunks)
         if finished:
             self._finish(finished, t)
 
@@ -173,12 +211,15 @@ class Engine:
         """Retire the requests done at `t` (decoders first, then prompts), in admission order."""
         if len(finished) > 1:
             finished = sorted(finished, key=lambda r: r.admit_order)
-        running = self.running
+        running, prefixes = self.running, self._prefixes
+        t_done = t + self.costs.finish_overhead_s
         for r in finished:
             running.remove(r)
-            r.finish_s = t
+            if prefixes is not None:
+                prefixes.finished(r, t)
+            r.finish_s = t_done
             self.done.append(r)
-            nxt = self.users.follow_up(r, t) if self.users is not None else None
+            nxt = self.users.follow_up(r, t_done) if self.users is not None else None
             if nxt is not None:
                 self.push(nxt.arrival_s, nxt)  # at t, or a think time after it
 
@@ -190,10 +231,16 @@ def simulate(
     users: ClosedLoop | Chats | None = None,
     max_time_s: float = float("inf"),
     max_steps: int = DEFAULT_MAX_STEPS,
+    costs: RequestCosts = NO_COSTS,
+    prompts: Sequence[Prompt] | None = None,
 ) -> SimResult:
     """Run `arrivals` (and closed-loop `users` or conversations) to completion, or to
-    `max_time_s`."""
-    engine = Engine(model, policy, max_steps)
+    `max_time_s`.
+
+    `costs`: per-request serving costs beside the steps. `prompts`: each request spec's
+    prompt identity (sim/prefix_cache.prompt_runs, indexed by spec row): the policy then
+    reuses cached prefixes and the result predicts a hit ratio."""
+    engine = Engine(model, policy, max_steps, costs, prompts)
     ids = itertools.count()
     engine.push_all(
         SimRequest(
@@ -221,4 +268,5 @@ def simulate(
         engine.steps,
         engine.timeline,
         end_s,
+        prompts is not None,
     )
