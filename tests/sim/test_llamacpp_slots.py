@@ -14,7 +14,7 @@ from inferlab.load.conversations import Conversation, as_conversations
 from inferlab.sim.engine import Engine, simulate
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs, LlamaCppScheduler, PromptRam
 from inferlab.sim.prefix_cache import chat_run, own_run, prompt_runs
-from inferlab.sim.request import Prompt, SimRequest
+from inferlab.sim.request import Prompt, RequestModel, SimRequest
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import DecodeBatch
 from inferlab.sim.users import Chats
@@ -81,7 +81,9 @@ def chat(message: list[int], output: list[int], think_s: float = 0.0) -> tuple[C
 def test_a_chats_second_turn_prefills_only_its_new_tokens() -> None:
     rec = Scripted()
     chats, prompts = chat([50, 20], [10, 2])  # turn 2's prompt: 50 + 10 + 20 = 80 tokens
-    res = simulate([], rec, LlamaCppKnobs(parallel=2).policy(), chats, prompts=prompts)
+    res = simulate(
+        [], rec, LlamaCppKnobs(parallel=2).policy(), chats, requests=RequestModel(prompts=prompts)
+    )
     # the slot keeps turn 1's prompt and 9 of its 10 reply tokens (the last never entered
     # the KV): turn 2 computes 80 - 59 = 21 tokens on top of 59 cached
     prefills = [p for p, _ in rec.steps if p]
@@ -121,7 +123,11 @@ def run_slots(
     parallel: int, arrivals: list[tuple[float, int]], prompts: list[Prompt]
 ) -> LlamaCppScheduler:
     """Requests (arrival, prompt tokens; 4 out) one per prompt, run; the scheduler after."""
-    engine = Engine(Scripted(), LlamaCppKnobs(parallel=parallel).policy(), prompts=prompts)
+    engine = Engine(
+        Scripted(),
+        LlamaCppKnobs(parallel=parallel).policy(),
+        requests=RequestModel(prompts=prompts),
+    )
     engine.push_all(SimRequest(i, t, n, 4, spec=i) for i, (t, n) in enumerate(arrivals))
     engine.run(float("inf"))
     assert isinstance(engine.scheduler, LlamaCppScheduler)
@@ -156,7 +162,13 @@ def test_the_host_prompt_cache_hands_back_a_saved_prompt() -> None:
 def test_prompt_chunks_count_their_cached_tokens_across_n_batch() -> None:
     rec = Scripted()
     chats, prompts = chat([50, 150], [10, 2])  # turn 2: 59 cached, 151 to compute
-    simulate([], rec, LlamaCppKnobs(parallel=2, n_batch=64).policy(), chats, prompts=prompts)
+    simulate(
+        [],
+        rec,
+        LlamaCppKnobs(parallel=2, n_batch=64).policy(),
+        chats,
+        requests=RequestModel(prompts=prompts),
+    )
     prefills = [p for p, _ in rec.steps if p]
     # n_batch 64, the turn alone in its steps: 151 tokens in 64 + 64 + 23, each chunk on
     # top of the cached tokens and the chunks before it

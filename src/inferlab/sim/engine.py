@@ -27,7 +27,7 @@ from inferlab.sim.limits import DEFAULT_MAX_STEPS, SimulationTooLarge
 from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.policies import make_scheduler
 from inferlab.sim.policies.base import BatchScheduler
-from inferlab.sim.request import DECODE, NO_COSTS, Prompt, RequestCosts, SimRequest
+from inferlab.sim.request import DECODE, PLAIN, RequestModel, SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Batch, Policy, Scheduler
 from inferlab.sim.steptime import DecodeBatch, StepTimeModel
@@ -99,18 +99,17 @@ class Engine:
         model: StepTimeModel,
         policy: Policy,
         max_steps: int = DEFAULT_MAX_STEPS,
-        costs: RequestCosts = NO_COSTS,
-        prompts: Sequence[Prompt] | None = None,
+        requests: RequestModel = PLAIN,
     ) -> None:
         self.model = model
         self.scheduler: Scheduler = make_scheduler(policy)
         self.running = Running(
             KVBlockManager.for_tokens(policy.kv_capacity_tokens, policy.block_tokens)
         )
-        self.costs = costs
-        self._overhead_s = costs.request_overhead_s
+        self.costs = requests.costs
+        self._overhead_s = requests.costs.request_overhead_s
         # With prompt identities, the scheduler's prefix cache hears of each step and finish.
-        self.prompts = prompts
+        self.prompts = prompts = requests.prompts
         self._prefixes: BatchScheduler | None = None
         if prompts is not None and isinstance(self.scheduler, BatchScheduler):
             self._prefixes = self.scheduler
@@ -231,16 +230,14 @@ def simulate(
     users: ClosedLoop | Chats | None = None,
     max_time_s: float = float("inf"),
     max_steps: int = DEFAULT_MAX_STEPS,
-    costs: RequestCosts = NO_COSTS,
-    prompts: Sequence[Prompt] | None = None,
+    requests: RequestModel = PLAIN,
 ) -> SimResult:
     """Run `arrivals` (and closed-loop `users` or conversations) to completion, or to
     `max_time_s`.
 
-    `costs`: per-request serving costs beside the steps. `prompts`: each request spec's
-    prompt identity (sim/prefix_cache.prompt_runs, indexed by spec row): the policy then
-    reuses cached prefixes and the result predicts a hit ratio."""
-    engine = Engine(model, policy, max_steps, costs, prompts)
+    `requests`: per-request serving costs beside the steps, and each request spec's prompt
+    identity (then the policy reuses cached prefixes and the result predicts a hit ratio)."""
+    engine = Engine(model, policy, max_steps, requests)
     ids = itertools.count()
     engine.push_all(
         SimRequest(
@@ -268,5 +265,5 @@ def simulate(
         engine.steps,
         engine.timeline,
         end_s,
-        prompts is not None,
+        requests.prompts is not None,
     )

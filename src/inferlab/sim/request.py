@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 DECODE, PREFILL = 0, 1  # which table of token times a piece indexes (see Running)
@@ -57,3 +58,16 @@ class RequestCosts:
 
 
 NO_COSTS = RequestCosts()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestModel:
+    """What the simulator knows of requests beside their lengths: serving costs, and each
+    request spec's prompt identity (sim/prefix_cache.prompt_runs, by spec row; None:
+    prompts share nothing and no prefix cache is modelled)."""
+
+    costs: RequestCosts = NO_COSTS
+    prompts: Sequence[Prompt] | None = None
+
+
+PLAIN = RequestModel()
