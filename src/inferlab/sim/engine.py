@@ -130,19 +130,24 @@ class Engine:
         self.users: ClosedLoopUsers | ChatUsers | None = None
 
     def _identify(self, r: SimRequest) -> SimRequest:
-        if self.prompts is not None and r.spec >= 0:
+        """`r` with its spec's prompt identity (injected requests have none)."""
+        assert self.prompts is not None
+        if r.spec >= 0:
             r.prompt = self.prompts[r.spec]
         return r
 
     def push(self, t: float, r: SimRequest) -> None:
         """`r`, sent at `t`, reaches the scheduler its request overhead later."""
-        self._identify(r)
+        if self.prompts is not None:
+            self._identify(r)
         heapq.heappush(self._events, (t + self._overhead_s, next(self._seq), r))
 
     def push_all(self, requests: Iterable[SimRequest]) -> None:
         """Each at its arrival time, in one heapify (the same order as a push each)."""
-        d = self._overhead_s
-        self._events.extend((r.arrival_s + d, next(self._seq), self._identify(r)) for r in requests)
+        d, seq = self._overhead_s, self._seq
+        if self.prompts is not None:
+            requests = [self._identify(r) for r in requests]
+        self._events.extend((r.arrival_s + d, next(seq), r) for r in requests)
         heapq.heapify(self._events)
 
     def run(self, max_time_s: float) -> float:
