@@ -73,22 +73,32 @@ def extended(p: Prompt, tokens: int) -> Prompt:
 
 def block_keys(p: Prompt, block_tokens: int, tokens: int) -> list[int]:
     """Hash-chain keys of the whole blocks among the first `tokens` of `p` (the key of a
-    block names every token up to its end, as vLLM's block hash)."""
+    block names every token up to its end, as vLLM's block hash). A block inside one run
+    is hashed as (chain, run, offset); a piece of a block, with its length as well."""
+    b = block_tokens
+    want = min(tokens, sum(n for _, n in p)) // b
     keys: list[int] = []
-    want = min(tokens, sum(n for _, n in p)) // block_tokens
-    key, fill = 0, 0
+    key = fill = 0
     for rid, n in p:
         off = 0
-        while off < n and len(keys) < want:
-            take = min(block_tokens - fill, n - off)
-            key = hash((key, rid, off, take))
-            fill += take
-            off += take
-            if fill == block_tokens:
-                keys.append(key)
-                fill = 0
+        if fill:  # the end of a block begun by the runs before
+            off = min(b - fill, n)
+            key = hash((key, rid, 0, off))
+            fill += off
+            if fill < b:
+                continue
+            keys.append(key)
+            fill = 0
+        stop = off + (n - off) // b * b
+        for o in range(off, stop, b):
+            key = hash((key, rid, o))
+            keys.append(key)
+        if stop < n:
+            key = hash((key, rid, stop, n - stop))
+            fill = n - stop
         if len(keys) >= want:
             break
+    del keys[want:]
     return keys
 
 
@@ -107,6 +117,10 @@ class BlockPrefixCache:
         self.free: OrderedDict[int, None] = OrderedDict()  # least recently freed first
         self._keys: dict[int, list[int]] = {}  # request id -> its chain (prompt + reply)
         self._taken: dict[int, int] = {}  # request id -> leading blocks of it held
+        # The least room beside the held blocks since the last trim (None: unlimited). The
+        # free blocks are trimmed to it only before they are read or added to: trimming to
+        # each step's room in turn evicts what trimming once to their least does.
+        self.room = kv.capacity_blocks
 
     def _chain(self, r: SimRequest) -> list[int]:
         keys = self._keys.get(r.id)
@@ -117,25 +131,26 @@ class BlockPrefixCache:
             self._keys[r.id] = keys
         return keys
 
-    def _take(self, key: int) -> None:
-        if key in self.free:
-            del self.free[key]
-            self.held[key] = 1
-        else:
-            self.held[key] = self.held.get(key, 0) + 1
-
     def admit(self, r: SimRequest) -> int:
         """The tokens of `r` already cached (whole blocks, leaving one token to compute);
         its blocks are held from now on."""
         if r.prompt is None:
             return 0
+        self.trim()
         keys = self._chain(r)
         target = r.prompt_tokens + r.generated  # what admission will ask it to compute
         limit = min(len(keys), (target - 1) // self.block_tokens)
         hits = 0
         held, free = self.held, self.free
-        while hits < limit and (keys[hits] in held or keys[hits] in free):
-            self._take(keys[hits])
+        while hits < limit:
+            key = keys[hits]
+            if key in free:
+                del free[key]
+                held[key] = 1
+            elif key in held:
+                held[key] += 1
+            else:
+                break
             hits += 1
         self._taken[r.id] = hits
         return hits * self.block_tokens
@@ -147,8 +162,13 @@ class BlockPrefixCache:
             return
         keys = self._chain(r)
         upto = min(len(keys), tokens // self.block_tokens)
-        for j in range(taken, upto):
-            self._take(keys[j])
+        held, free = self.held, self.free
+        for key in keys[taken:upto]:
+            if key in free:
+                del free[key]
+                held[key] = 1
+            else:
+                held[key] = held.get(key, 0) + 1
         if upto > taken:
             self._taken[r.id] = upto
 
@@ -156,6 +176,7 @@ class BlockPrefixCache:
         """`r` leaves with `tokens` in KV: its blocks become free (the chain's tail first, so
         it is evicted first); `done`: it will not come back."""
         self.computed(r, tokens)
+        self.trim()  # what the steps since the last trim evicted, before anything joins
         taken = self._taken.pop(r.id, 0)
         keys = self._chain(r) if taken else ()
         for key in reversed(keys[:taken]):
@@ -169,12 +190,21 @@ class BlockPrefixCache:
             self._keys.pop(r.id, None)
         self.trim()
 
+    def note_room(self) -> None:
+        """A step changed the blocks held: the least room so far may shrink."""
+        if self.room is not None:
+            room = self.kv.capacity_blocks - self.kv.used_blocks  # type: ignore[operator]
+            if room < self.room:
+                self.room = room
+
     def trim(self) -> None:
-        """Evict free blocks, least recently freed first, to fit beside the held ones."""
+        """Evict free blocks, least recently freed first, to fit in the least room since the
+        last trim; the room is the present one from then on."""
         cap = self.kv.capacity_blocks
-        if cap is None:
+        if cap is None or self.room is None:
             return
-        room = max(0, cap - self.kv.used_blocks)
+        now = cap - self.kv.used_blocks
         free = self.free
-        while len(free) > room:
+        for _ in range(len(free) - max(0, min(self.room, now))):
             free.popitem(last=False)
+        self.room = now

@@ -34,12 +34,13 @@ class BatchScheduler:
 
     def after_step(self, chunks: Sequence[tuple[SimRequest, int]]) -> None:
         """A step ended (prefix tracking only): its prompt chunks' blocks are cached, and the
-        free cached blocks shrink to the room the running requests leave."""
+        free cached blocks must fit in the room the running requests leave."""
         prefix = self.prefix
         assert prefix is not None
         for r, _ in chunks:
             prefix.computed(r, r.prefilled)
-        prefix.trim()
+        if prefix.free:
+            prefix.note_room()
 
     def finished(self, r: SimRequest, t: float) -> None:
         """`r` finished at `t` (prefix tracking only): its blocks stay cached, free."""
