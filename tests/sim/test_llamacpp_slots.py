@@ -12,7 +12,8 @@ import pytest
 
 from inferlab.load.conversations import Conversation, as_conversations
 from inferlab.sim.engine import Engine, simulate
-from inferlab.sim.policies.llamacpp import LlamaCppKnobs, LlamaCppScheduler, PromptRam
+from inferlab.sim.policies.llamacpp import LlamaCppKnobs, LlamaCppScheduler
+from inferlab.sim.policies.llamacpp_slots import PromptRam
 from inferlab.sim.prefix_cache import chat_run, own_run, prompt_runs
 from inferlab.sim.request import Prompt, RequestModel, SimRequest
 from inferlab.sim.scheduler import Policy
@@ -157,6 +158,12 @@ def test_the_host_prompt_cache_hands_back_a_saved_prompt() -> None:
     assert ram.states == []
     ram.save(a)
     assert ram.load(None, ((chat_run(0), 10),)) is None  # keeps 10 % of a (< 25 %)
+    # over its limit, the oldest prompts leave first
+    small = PromptRam(limit_tokens=250)
+    for i in range(3):
+        small.save(((chat_run(i), 100),))
+    assert small.states == [((chat_run(1), 100),), ((chat_run(2), 100),)]
+    assert small.tokens == 200
 
 
 def test_prompt_chunks_count_their_cached_tokens_across_n_batch() -> None:

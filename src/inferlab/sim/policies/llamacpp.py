@@ -20,8 +20,7 @@ tools/server/server-context.cpp; src/llama-context.cpp for the slot context):
   (server-task.cpp 1804-1878: an entry must keep >= 25 % of itself, and beat the slot on
   both fractions; it leaves the cache).
   The cache drops what a newer entry contains and never stores a prompt it already holds
-  (1722-1760); its size limit is not modelled (a few hundred thousand tokens of a small
-  model fit in 8 GiB).
+  (1722-1760); its limit is taken in tokens of the bundled model (llamacpp_slots.py).
 - the slot prompt cache: a slot keeps the KV of its previous prompt and reply (the last
   sampled token never enters it); a new task keeps the longest common prefix (n_past,
   3444) and evaluates at least one token (3633-3637: n_past = n_tokens -> n_past - 1).
@@ -58,8 +57,9 @@ from dataclasses import dataclass
 
 from inferlab.errors import InferlabError
 from inferlab.sim.policies.base import BatchScheduler
+from inferlab.sim.policies.llamacpp_slots import PromptRam, Slot, tokens_of
 from inferlab.sim.prefix_cache import common_prefix, extended
-from inferlab.sim.request import Prompt, SimRequest
+from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
 
@@ -120,49 +120,6 @@ class LlamaCppKnobs:
         return Policy(NAME, self.parallel, self.n_batch, self.parallel * self.slot_ctx_tokens, 1)
 
 
-@dataclass(slots=True)
-class Slot:
-    """One of the server's slots: the request it serves and the prompt its KV holds."""
-
-    id: int
-    request: SimRequest | None = None
-    prompt: Prompt | None = None  # its cached tokens' identity; None: nothing shareable
-    last_used_s: float = -1.0  # t_last_used: when it was last released
-
-
-def _tokens(p: Prompt | None) -> int:
-    return sum(n for _, n in p) if p else 0
-
-
-class PromptRam:
-    """The host-memory prompt cache (server-task.cpp 1722-1878), without its size limit."""
-
-    def __init__(self) -> None:
-        self.states: list[Prompt] = []  # oldest first
-
-    def save(self, p: Prompt | None) -> None:
-        if not p:
-            return
-        n = _tokens(p)
-        if any(common_prefix(q, p) == n for q in self.states):
-            return  # already held whole
-        self.states = [q for q in self.states if common_prefix(q, p) != _tokens(q)]
-        self.states.append(p)
-
-    def load(self, slot: Prompt | None, new: Prompt) -> Prompt | None:
-        """The slot's prompt after the cache offers a better one (it leaves the cache)."""
-        lcp, held, n_new = common_prefix(slot, new) if slot else 0, _tokens(slot), _tokens(new)
-        keep_best = lcp / held if held else -1.0
-        sim_best = lcp / n_new
-        best = -1
-        for i, q in enumerate(self.states):
-            cur = common_prefix(q, new)
-            keep, sim = cur / _tokens(q), cur / n_new
-            if keep >= 0.25 and keep_best < keep and sim_best < sim:
-                keep_best, sim_best, best = keep, sim, i
-        return slot if best < 0 else self.states.pop(best)
-
-
 class LlamaCppScheduler(BatchScheduler):
     drains_queue = True
 
@@ -211,7 +168,7 @@ class LlamaCppScheduler(BatchScheduler):
                         best, sim_best = slot, sim
         keep = True
         if best is not None:
-            keep = sim_best * r.prompt_tokens / _tokens(best.prompt) >= 0.5
+            keep = sim_best * r.prompt_tokens / tokens_of(best.prompt) >= 0.5
         else:
             for slot in idle:
                 if best is None or slot.last_used_s <= best.last_used_s:
