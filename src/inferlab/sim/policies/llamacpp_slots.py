@@ -4,6 +4,8 @@ the pinned build; sim/policies/llamacpp.py says how the scheduler uses them)."""
 
 from __future__ import annotations
 
+import itertools
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from inferlab.sim.prefix_cache import common_prefix
@@ -31,25 +33,48 @@ RAM_TOKENS = 8192 * 2**20 // 23_040
 
 
 class PromptRam:
-    """The host-memory prompt cache (server-task.cpp 1722-1878), its limit in tokens."""
+    """The host-memory prompt cache (server-task.cpp 1722-1878), its limit in tokens.
+
+    Prompts that share no first token share nothing, so entries are found by their first
+    run: a long run does not compare every new prompt with every entry."""
 
     def __init__(self, limit_tokens: int = RAM_TOKENS) -> None:
-        self.states: list[Prompt] = []  # oldest first
         self.limit_tokens = limit_tokens
         self.tokens = 0
+        self._entries: OrderedDict[int, Prompt] = OrderedDict()  # oldest first
+        self._by_head: dict[int, list[int]] = {}  # first run id -> entries
+        self._ids = itertools.count()
+
+    @property
+    def states(self) -> list[Prompt]:
+        return list(self._entries.values())
+
+    def _near(self, p: Prompt) -> list[int]:
+        return self._by_head.get(p[0][0], [])
+
+    def _drop(self, e: int) -> Prompt:
+        q = self._entries.pop(e)
+        self._by_head[q[0][0]].remove(e)
+        self.tokens -= tokens_of(q)
+        return q
 
     def save(self, p: Prompt | None) -> None:
         """alloc: a slot's prompt joins, unless held whole; what it holds whole leaves."""
         if not p:
             return
-        n = tokens_of(p)
-        if any(common_prefix(q, p) == n for q in self.states):
+        n, near = tokens_of(p), self._near(p)
+        if any(common_prefix(self._entries[e], p) == n for e in near):
             return
-        self.states = [q for q in self.states if common_prefix(q, p) != tokens_of(q)]
-        self.states.append(p)
-        self.tokens = sum(tokens_of(q) for q in self.states)
+        for e in [
+            e for e in near if common_prefix(self._entries[e], p) == tokens_of(self._entries[e])
+        ]:
+            self._drop(e)
+        e = next(self._ids)
+        self._entries[e] = p
+        self._by_head.setdefault(p[0][0], []).append(e)
+        self.tokens += n
         while self.tokens > self.limit_tokens:
-            self.tokens -= tokens_of(self.states.pop(0))
+            self._drop(next(iter(self._entries)))
 
     def load(self, slot: Prompt | None, new: Prompt) -> Prompt | None:
         """The slot's prompt after the cache offers a better one (it leaves the cache)."""
@@ -57,12 +82,10 @@ class PromptRam:
         keep_best = lcp / held if held else -1.0
         sim_best = lcp / n_new
         best = -1
-        for i, q in enumerate(self.states):
+        for e in self._near(new):
+            q = self._entries[e]
             cur = common_prefix(q, new)
             keep, sim = cur / tokens_of(q), cur / n_new
             if keep >= 0.25 and keep_best < keep and sim_best < sim:
-                keep_best, sim_best, best = keep, sim, i
-        if best < 0:
-            return slot
-        self.tokens -= tokens_of(self.states[best])
-        return self.states.pop(best)
+                keep_best, sim_best, best = keep, sim, e
+        return slot if best < 0 else self._drop(best)
