@@ -16,7 +16,7 @@ from inferlab.sim.prefix_cache import block_keys, chat_run, common_prefix, own_r
 from inferlab.sim.request import Prompt, RequestCosts, RequestModel
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.users import ClosedLoop
-from inferlab.sim.workload import Arrival
+from inferlab.sim.workload import Arrival, arrivals_of
 from tests.sim.test_llamacpp_slots import Scripted, ms
 
 
@@ -124,3 +124,34 @@ def test_without_costs_or_prompts_nothing_moves() -> None:
     assert ms(res.token_times(res.requests[0])) == [30.0, 42.0]
     assert res.requests[0].finish_s == pytest.approx(0.042)
     assert res.predicted_hit_ratio is None
+
+
+def test_a_preempted_request_finds_what_it_computed_unless_evicted() -> None:
+    rec = Scripted()
+    # 10 blocks of 16; two 64-token prompts, 40 tokens out. Both decode, 5 blocks each,
+    # until the first (one token ahead) needs a 6th: the second is preempted with 78
+    # tokens in KV, 4 whole blocks, left cached. The first grows to 7 blocks, leaving room
+    # for 3: the last of the 4 is evicted. Readmitted, the second must compute 64 + 15
+    # tokens and finds 48 of them.
+    prompts: list[Prompt] = [((own_run(0), 64),), ((own_run(1), 64),)]
+    arrivals = [Arrival(0.0, 64, 40, spec=0), Arrival(0.001, 64, 40, spec=1)]
+    policy = continuous(160)
+    res = simulate(arrivals, rec, policy, requests=RequestModel(prompts=prompts))
+    assert res.preemptions == 1
+    assert [(r.cached_tokens, r.preemptions) for r in res.requests] == [(0, 0), (48, 1)]
+    assert [p for p, _ in rec.steps if p][-1] == ((31, 48),)
+
+
+def test_with_room_for_everything_the_hit_ratio_is_the_levels_implied_one() -> None:
+    # prefix groups of 64 tokens (4 whole blocks), requests a second apart: every repeat of
+    # a group finds its prefix, as a perfect cache would
+    plain = columns(np.arange(12.0), np.full(12, 100), np.full(12, 4))
+    reqs = with_blocks(plain, [[i % 3] for i in range(12)], 64)
+    res = simulate(
+        arrivals_of(reqs),
+        Scripted(),
+        continuous(),
+        requests=RequestModel(prompts=prompt_runs(reqs)),
+    )
+    assert reqs.implied_hit_ratio == pytest.approx(9 * 64 / 1200)
+    assert res.predicted_hit_ratio == pytest.approx(reqs.implied_hit_ratio)
