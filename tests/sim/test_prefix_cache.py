@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from inferlab.errors import InferlabError
 from inferlab.load.conversations import Conversation, as_conversations
 from inferlab.load.spec import columns
 from inferlab.load.workload import with_blocks
@@ -114,7 +115,7 @@ def test_request_costs_delay_the_scheduler_and_the_client() -> None:
     # the user's next request is sent at 50 ms, seen at 55, its first token at 85
     assert second.arrival_s == pytest.approx(0.050)
     assert ms(res.token_times(second)) == [85.0, 97.0]
-    with pytest.raises(ValueError, match="request_overhead_s must be a finite time"):
+    with pytest.raises(InferlabError, match="request_overhead_s must be a finite time"):
         RequestCosts(request_overhead_s=-1.0)
 
 

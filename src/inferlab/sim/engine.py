@@ -7,6 +7,13 @@ progress lazily, so a step costs what changes in it, not the batch size. KV
 capacity is counted in blocks (sim/kv.py); closed-loop users (sim/users.py)
 send their next request when the previous one finishes.
 
+Two things beside the steps, both off by default (sim/request.py's RequestModel): a
+per-request serving cost (a request reaches the scheduler `request_overhead_s` after it
+arrives; its client has the reply `finish_overhead_s` after its last step), and prompt
+identities, with which the policy reuses cached prefixes (sim/prefix_cache.py; llama.cpp
+its slots') and hears of each step's end and each finish; the result then predicts the
+prefix-cache hit ratio.
+
 At most one step runs at a time, so its end is kept beside the heap rather than
 in it. Everything on the heap was pushed before the step began, so on a tie in
 time the heap's event comes first: the step ends first only when strictly

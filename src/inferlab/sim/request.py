@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from inferlab.errors import InferlabError
+
 DECODE, PREFILL = 0, 1  # which table of token times a piece indexes (see Running)
 
 # A prompt's token identity, as runs of (id, tokens): two prompts hold the same tokens as
@@ -35,7 +37,7 @@ class SimRequest:
     admit_order: int = 0
     spec: int = -1  # its row in the level's request specs (load/); -1: injected
     prompt: Prompt | None = None  # its tokens' identity; None: shares nothing with anyone
-    cached_tokens: int = 0  # prompt tokens a prefix cache served at its (latest) admission
+    cached_tokens: int = 0  # prompt tokens a prefix cache served at its latest admission
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,7 @@ class RequestCosts:
         for name in ("request_overhead_s", "finish_overhead_s"):
             v = getattr(self, name)
             if not 0 <= v < float("inf"):
-                raise ValueError(f"{name} must be a finite time >= 0 (got {v})")
+                raise InferlabError(f"{name} must be a finite time >= 0 (got {v})")
 
 
 NO_COSTS = RequestCosts()

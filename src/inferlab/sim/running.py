@@ -52,7 +52,7 @@ class Running:
         """`r` runs from now on; a prefix cache already holds its first `cached` tokens."""
         r.prefill_target = r.prompt_tokens + r.generated
         r.prefilled = cached
-        r.cached_tokens = cached
+        r.cached_tokens = min(cached, r.prompt_tokens)  # readmitted, it may find output too
         r.blocks = 0
         if cached:
             self._resize(r, self.kv.blocks_for(cached))
