@@ -18,9 +18,12 @@ tools/server/server-context.cpp; src/llama-context.cpp for the slot context):
   host-memory prompt cache (--cache-ram 8192 MiB, on by default: common.h 638) and the
   cache's prompt that keeps the most of itself and of the new prompt replaces it
   (server-task.cpp 1804-1878: an entry must keep >= 25 % of itself, and beat the slot on
-  both fractions; it leaves the cache).
-  The cache drops what a newer entry contains and never stores a prompt it already holds
-  (1722-1760); its limit is taken in tokens of the bundled model (llamacpp_slots.py).
+  both fractions; it leaves the cache). Once a task has its slot, every idle slot's prompt
+  is saved there too (--cache-idle-slots, on by default, common.h 634; server-context.cpp
+  2641-2656; not cleared: that needs --kv-unified, off with an explicit --parallel,
+  server.cpp 168-173). The cache drops what a newer entry contains and never stores a
+  prompt it already holds (1722-1760); its limit is taken in tokens of the bundled model
+  (llamacpp_slots.py).
 - the slot prompt cache: a slot keeps the KV of its previous prompt and reply (the last
   sampled token never enters it); a new task keeps the longest common prefix (n_past,
   3444) and evaluates at least one token (3633-3637: n_past = n_tokens -> n_past - 1).
@@ -203,6 +206,9 @@ class LlamaCppScheduler(BatchScheduler):
             idle.remove(slot)
             slot.request = r
             running.admit(r, self._cached(slot, r))
+            if self.ram is not None:  # --cache-idle-slots: the idle slots' prompts are saved
+                for other in idle:
+                    self.ram.save(other.prompt)
 
     def _form(self, running: Running) -> Batch:
         """The decoders' tokens first, then prompt tokens in slot order up to n_batch."""
