@@ -213,8 +213,8 @@ class Engine:
         finished = running.end_decode_step(t) if batch.decodes and running.decode.count else ()
         if batch.chunks:
             finished = [*finished, *running.end_prefill_chunks(batch.chunks, t)]
-        if self._prefixes is not None:
-            self._prefixes.after_step(batch.chunks)
+            if self._prefixes is not None:
+                self._prefixes.after_prefill(batch.chunks)
         if finished:
             self._finish(finished, t)
 
@@ -225,6 +225,8 @@ class Engine:
         running, prefixes = self.running, self._prefixes
         t_done = t + self.costs.finish_overhead_s
         for r in finished:
+            if prefixes is not None:
+                prefixes.leaving()
             running.remove(r)
             if prefixes is not None:
                 prefixes.finished(r, t)

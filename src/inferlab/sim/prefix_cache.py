@@ -119,7 +119,9 @@ class BlockPrefixCache:
         self._taken: dict[int, int] = {}  # request id -> leading blocks of it held
         # The least room beside the held blocks since the last trim (None: unlimited). The
         # free blocks are trimmed to it only before they are read or added to: trimming to
-        # each step's room in turn evicts what trimming once to their least does.
+        # each step's room in turn evicts what trimming once to their least does. Blocks
+        # held only grow between two requests leaving, so the least room is the one just
+        # before a request leaves (`note_room`), or now.
         self.room = kv.capacity_blocks
 
     def _chain(self, r: SimRequest) -> list[int]:
@@ -191,7 +193,7 @@ class BlockPrefixCache:
         self.trim()
 
     def note_room(self) -> None:
-        """A step changed the blocks held: the least room so far may shrink."""
+        """A request is about to leave: the room now is the least since the last trim."""
         if self.room is not None:
             room = self.kv.capacity_blocks - self.kv.used_blocks  # type: ignore[operator]
             if room < self.room:

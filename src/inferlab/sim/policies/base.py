@@ -32,18 +32,20 @@ class BatchScheduler:
         """Requests carry their prompts' identity: reuse cached blocks (sim/prefix_cache.py)."""
         self.prefix = BlockPrefixCache(running.kv)
 
-    def after_step(self, chunks: Sequence[tuple[SimRequest, int]]) -> None:
-        """A step ended (prefix tracking only): its prompt chunks' blocks are cached, and the
-        free cached blocks must fit in the room the running requests leave."""
+    def after_prefill(self, chunks: Sequence[tuple[SimRequest, int]]) -> None:
+        """A step's prompt chunks are computed (prefix tracking only): their blocks are cached."""
         prefix = self.prefix
         assert prefix is not None
         for r, _ in chunks:
             prefix.computed(r, r.prefilled)
-        if prefix.free:
-            prefix.note_room()
+
+    def leaving(self) -> None:
+        """A request is about to leave (prefix tracking only): the room is at its least."""
+        assert self.prefix is not None
+        self.prefix.note_room()
 
     def finished(self, r: SimRequest, t: float) -> None:
-        """`r` finished at `t` (prefix tracking only): its blocks stay cached, free."""
+        """`r` finished at `t` and left (prefix tracking only): its blocks stay cached, free."""
         assert self.prefix is not None
         self.prefix.release(r, r.prompt_tokens + r.generated - 1, done=True)
 
@@ -104,6 +106,8 @@ class BatchScheduler:
                 return batch
             victim = running.latest()
             prefilling = victim.decode_from < 0
+            if self.prefix is not None:
+                self.prefix.note_room()
             running.remove(victim)  # its KV is dropped, to be recomputed when readmitted
             if self.prefix is not None:  # what it computed stays cached until evicted
                 kv = victim.prefilled if prefilling else victim.prompt_tokens + victim.generated - 1

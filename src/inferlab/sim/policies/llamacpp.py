@@ -141,8 +141,11 @@ class LlamaCppScheduler(BatchScheduler):
     def track_prefixes(self, running: Running) -> None:
         self.ram = PromptRam()
 
-    def after_step(self, chunks: Sequence[tuple[SimRequest, int]]) -> None:
+    def after_prefill(self, chunks: Sequence[tuple[SimRequest, int]]) -> None:
         return  # a slot's cache changes only when it takes a task
+
+    def leaving(self) -> None:
+        return
 
     def finished(self, r: SimRequest, t: float) -> None:
         return  # its slot is released when the next task looks for one (_idle)
