@@ -180,3 +180,19 @@ def test_prompt_chunks_count_their_cached_tokens_across_n_batch() -> None:
     # n_batch 64, the turn alone in its steps: 151 tokens in 64 + 64 + 23, each chunk on
     # top of the cached tokens and the chunks before it
     assert prefills == [((50, 0),), ((64, 59),), ((64, 123),), ((23, 187),)]
+
+
+def test_an_idle_slots_prompt_survives_in_the_host_cache() -> None:
+    # P (prefix 5 + its own text) ends in slot 1; U, unrelated, takes slot 0, and P's slot,
+    # idle, is saved to the host cache. Q shares P's prefix: it takes slot 1 by similarity
+    # (keeping 40 of 53 tokens: no save), overwriting P's text. P's long continuation
+    # (40 / 440 <= 10 % alike with Q) takes slot 0 by age and loads P back: 50 + 3 cached.
+    prompts: list[Prompt] = [
+        ((5, 40), (own_run(0), 10)),
+        ((9, 40), (own_run(1), 10)),
+        ((5, 40), (own_run(2), 10)),
+        ((5, 40), (own_run(0), 400)),
+    ]
+    sched = run_slots(2, [(0.0, 50), (1.0, 50), (2.0, 50), (3.0, 440)], prompts)
+    last = sched.slots[0].request
+    assert last is not None and last.id == 3 and last.cached_tokens == 53
