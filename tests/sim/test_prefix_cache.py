@@ -115,6 +115,12 @@ def test_request_costs_delay_the_scheduler_and_the_client() -> None:
     # the user's next request is sent at 50 ms, seen at 55, its first token at 85
     assert second.arrival_s == pytest.approx(0.050)
     assert ms(res.token_times(second)) == [85.0, 97.0]
+    # a cost a prompt token as well (tokenisation): 20 tokens x 0.5 ms = 10 ms more
+    per_token = RequestCosts(request_overhead_s=0.005, request_overhead_per_token_s=0.0005)
+    res = simulate(
+        [Arrival(0.0, 20, 2)], Scripted(), continuous(), None, requests=RequestModel(per_token)
+    )
+    assert ms(res.token_times(res.requests[0])) == [45.0, 57.0]
     with pytest.raises(InferlabError, match="request_overhead_s must be a finite time"):
         RequestCosts(request_overhead_s=-1.0)
 

@@ -8,11 +8,12 @@ capacity is counted in blocks (sim/kv.py); closed-loop users (sim/users.py)
 send their next request when the previous one finishes.
 
 Two things beside the steps, both off by default (sim/request.py's RequestModel): a
-per-request serving cost (a request reaches the scheduler `request_overhead_s` after it
-arrives; its client has the reply `finish_overhead_s` after its last step), and prompt
-identities, with which the policy reuses cached prefixes (sim/prefix_cache.py; llama.cpp
-its slots') and hears of each step's end and each finish; the result then predicts the
-prefix-cache hit ratio.
+per-request serving cost (a request reaches the scheduler `request_overhead_s`, plus
+`request_overhead_per_token_s` a prompt token, after it arrives; its client has the
+reply `finish_overhead_s` after its last step), and prompt identities, with which the
+policy reuses cached prefixes (sim/prefix_cache.py; llama.cpp its slots') and hears of
+each step's prompt chunks and each finish; the result then predicts the prefix-cache
+hit ratio.
 
 At most one step runs at a time, so its end is kept beside the heap rather than
 in it. Everything on the heap was pushed before the step began, so on a tie in
@@ -115,6 +116,7 @@ class Engine:
         )
         self.costs = requests.costs
         self._overhead_s = requests.costs.request_overhead_s
+        self._per_token_s = requests.costs.request_overhead_per_token_s
         # With prompt identities, the scheduler's prefix cache hears of each step and finish.
         self.prompts = prompts = requests.prompts
         self._prefixes: BatchScheduler | None = None
@@ -147,14 +149,20 @@ class Engine:
         """`r`, sent at `t`, reaches the scheduler its request overhead later."""
         if self.prompts is not None:
             self._identify(r)
-        heapq.heappush(self._events, (t + self._overhead_s, next(self._seq), r))
+        seen = t + self._overhead_s + self._per_token_s * r.prompt_tokens
+        heapq.heappush(self._events, (seen, next(self._seq), r))
 
     def push_all(self, requests: Iterable[SimRequest]) -> None:
         """Each at its arrival time, in one heapify (the same order as a push each)."""
-        d, seq = self._overhead_s, self._seq
+        d, k, seq = self._overhead_s, self._per_token_s, self._seq
         if self.prompts is not None:
             requests = [self._identify(r) for r in requests]
-        self._events.extend((r.arrival_s + d, next(seq), r) for r in requests)
+        if k:
+            self._events.extend(
+                (r.arrival_s + d + k * r.prompt_tokens, next(seq), r) for r in requests
+            )
+        else:
+            self._events.extend((r.arrival_s + d, next(seq), r) for r in requests)
         heapq.heapify(self._events)
 
     def run(self, max_time_s: float) -> float:

@@ -44,16 +44,18 @@ class SimRequest:
 class RequestCosts:
     """Serving costs per request that no engine step carries (0: none, the default).
 
-    `request_overhead_s`: from a request's arrival until the scheduler sees it (HTTP,
-    chat template, tokenisation); its TTFT still counts from the arrival.
+    `request_overhead_s` + `request_overhead_per_token_s` x its prompt tokens: from a
+    request's arrival until the scheduler sees it (HTTP, chat template, tokenisation);
+    its TTFT still counts from the arrival.
     `finish_overhead_s`: from the step that gave its last token until the client has the
     whole reply (a closed-loop user sends its next request then)."""
 
     request_overhead_s: float = 0.0
     finish_overhead_s: float = 0.0
+    request_overhead_per_token_s: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("request_overhead_s", "finish_overhead_s"):
+        for name in ("request_overhead_s", "finish_overhead_s", "request_overhead_per_token_s"):
             v = getattr(self, name)
             if not 0 <= v < float("inf"):
                 raise InferlabError(f"{name} must be a finite time >= 0 (got {v})")
