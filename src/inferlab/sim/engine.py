@@ -7,6 +7,14 @@ progress lazily, so a step costs what changes in it, not the batch size. KV
 capacity is counted in blocks (sim/kv.py); closed-loop users (sim/users.py)
 send their next request when the previous one finishes.
 
+Two things beside the steps, both off by default (sim/request.py's RequestModel): a
+per-request serving cost (a request reaches the scheduler `request_overhead_s`, plus
+`request_overhead_per_token_s` a prompt token, after it arrives; its client has the
+reply `finish_overhead_s` after its last step), and prompt identities, with which the
+policy reuses cached prefixes (sim/prefix_cache.py; llama.cpp its slots') and hears of
+each step's prompt chunks and each finish; the result then predicts the prefix-cache
+hit ratio.
+
 At most one step runs at a time, so its end is kept beside the heap rather than
 in it. Everything on the heap was pushed before the step began, so on a tie in
 time the heap's event comes first: the step ends first only when strictly
@@ -26,7 +34,8 @@ from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.limits import DEFAULT_MAX_STEPS, SimulationTooLarge
 from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.policies import make_scheduler
-from inferlab.sim.request import DECODE, SimRequest
+from inferlab.sim.policies.base import BatchScheduler
+from inferlab.sim.request import DECODE, PLAIN, RequestModel, SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Batch, Policy, Scheduler
 from inferlab.sim.steptime import DecodeBatch, StepTimeModel
@@ -72,6 +81,17 @@ class SimResult:
     steps: int
     timeline: Timeline
     sim_time_s: float
+    tracks_prefixes: bool = False  # requests carried their prompts' identity
+
+    @property
+    def predicted_hit_ratio(self) -> float | None:
+        """Prompt tokens a prefix cache served over prompt tokens, of the finished requests
+        (the server's cached / prompt tokens); None when prompts carried no identity."""
+        if not self.tracks_prefixes:
+            return None
+        done = [r for r in self.requests if r.finish_s is not None]
+        total = sum(r.prompt_tokens for r in done)
+        return sum(r.cached_tokens for r in done) / total if total else None
 
     def token_times(self, r: SimRequest) -> list[float]:
         out: list[float] = []
@@ -83,13 +103,27 @@ class SimResult:
 
 class Engine:
     def __init__(
-        self, model: StepTimeModel, policy: Policy, max_steps: int = DEFAULT_MAX_STEPS
+        self,
+        model: StepTimeModel,
+        policy: Policy,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        requests: RequestModel = PLAIN,
     ) -> None:
         self.model = model
         self.scheduler: Scheduler = make_scheduler(policy)
         self.running = Running(
             KVBlockManager.for_tokens(policy.kv_capacity_tokens, policy.block_tokens)
         )
+        self.costs = requests.costs
+        self._overhead_s = requests.costs.request_overhead_s
+        self._per_token_s = requests.costs.request_overhead_per_token_s
+        # With prompt identities, the scheduler's prefix cache hears of each step and finish.
+        self.prompts = prompts = requests.prompts
+        self._prefixes: BatchScheduler | None = None
+        if prompts is not None and isinstance(self.scheduler, BatchScheduler):
+            self._prefixes = self.scheduler
+            self.scheduler.track_prefixes(self.running)
+        self._drains = isinstance(self.scheduler, BatchScheduler) and self.scheduler.drains_queue
         self.max_steps = max_steps
         self.waiting: deque[SimRequest] = deque()
         self.done: list[SimRequest] = []
@@ -104,12 +138,31 @@ class Engine:
         self._batch_end_s = 0.0
         self.users: ClosedLoopUsers | ChatUsers | None = None
 
+    def _identify(self, r: SimRequest) -> SimRequest:
+        """`r` with its spec's prompt identity (injected requests have none)."""
+        assert self.prompts is not None
+        if r.spec >= 0:
+            r.prompt = self.prompts[r.spec]
+        return r
+
     def push(self, t: float, r: SimRequest) -> None:
-        heapq.heappush(self._events, (t, next(self._seq), r))
+        """`r`, sent at `t`, reaches the scheduler its request overhead later."""
+        if self.prompts is not None:
+            self._identify(r)
+        seen = t + self._overhead_s + self._per_token_s * r.prompt_tokens
+        heapq.heappush(self._events, (seen, next(self._seq), r))
 
     def push_all(self, requests: Iterable[SimRequest]) -> None:
         """Each at its arrival time, in one heapify (the same order as a push each)."""
-        self._events.extend((r.arrival_s, next(self._seq), r) for r in requests)
+        d, k, seq = self._overhead_s, self._per_token_s, self._seq
+        if self.prompts is not None:
+            requests = [self._identify(r) for r in requests]
+        if k:
+            self._events.extend(
+                (r.arrival_s + d + k * r.prompt_tokens, next(seq), r) for r in requests
+            )
+        else:
+            self._events.extend((r.arrival_s + d, next(seq), r) for r in requests)
         heapq.heapify(self._events)
 
     def run(self, max_time_s: float) -> float:
@@ -127,6 +180,8 @@ class Engine:
                 if now > max_time_s:
                     break
                 self.waiting.append(r)
+                if self._drains and events and events[0][0] == now:
+                    continue  # the server takes every queued task before its next step
             if self._batch is None:
                 self._start_step(now)
         self._flush_rows()
@@ -166,6 +221,8 @@ class Engine:
         finished = running.end_decode_step(t) if batch.decodes and running.decode.count else ()
         if batch.chunks:
             finished = [*finished, *running.end_prefill_chunks(batch.chunks, t)]
+            if self._prefixes is not None:
+                self._prefixes.after_prefill(batch.chunks)
         if finished:
             self._finish(finished, t)
 
@@ -173,12 +230,17 @@ class Engine:
         """Retire the requests done at `t` (decoders first, then prompts), in admission order."""
         if len(finished) > 1:
             finished = sorted(finished, key=lambda r: r.admit_order)
-        running = self.running
+        running, prefixes = self.running, self._prefixes
+        t_done = t + self.costs.finish_overhead_s
         for r in finished:
+            if prefixes is not None:
+                prefixes.leaving()
             running.remove(r)
-            r.finish_s = t
+            if prefixes is not None:
+                prefixes.finished(r, t)
+            r.finish_s = t_done
             self.done.append(r)
-            nxt = self.users.follow_up(r, t) if self.users is not None else None
+            nxt = self.users.follow_up(r, t_done) if self.users is not None else None
             if nxt is not None:
                 self.push(nxt.arrival_s, nxt)  # at t, or a think time after it
 
@@ -190,10 +252,14 @@ def simulate(
     users: ClosedLoop | Chats | None = None,
     max_time_s: float = float("inf"),
     max_steps: int = DEFAULT_MAX_STEPS,
+    requests: RequestModel = PLAIN,
 ) -> SimResult:
     """Run `arrivals` (and closed-loop `users` or conversations) to completion, or to
-    `max_time_s`."""
-    engine = Engine(model, policy, max_steps)
+    `max_time_s`.
+
+    `requests`: per-request serving costs beside the steps, and each request spec's prompt
+    identity (then the policy reuses cached prefixes and the result predicts a hit ratio)."""
+    engine = Engine(model, policy, max_steps, requests)
     ids = itertools.count()
     engine.push_all(
         SimRequest(
@@ -221,4 +287,5 @@ def simulate(
         engine.steps,
         engine.timeline,
         end_s,
+        requests.prompts is not None,
     )

@@ -48,10 +48,14 @@ class Running:
         """Tokens in context over all decoders."""
         return self.decode.context_sum
 
-    def admit(self, r: SimRequest) -> None:
+    def admit(self, r: SimRequest, cached: int = 0) -> None:
+        """`r` runs from now on; a prefix cache already holds its first `cached` tokens."""
         r.prefill_target = r.prompt_tokens + r.generated
-        r.prefilled = 0
+        r.prefilled = cached
+        r.cached_tokens = min(cached, r.prompt_tokens)  # readmitted, it may find output too
         r.blocks = 0
+        if cached:
+            self._resize(r, self.kv.blocks_for(cached))
         r.admit_order = next(self._order)
         self.requests[r.id] = r
         self.prefilling[r.id] = r

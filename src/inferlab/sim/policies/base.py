@@ -9,7 +9,9 @@ many prompt tokens a step may carry beside the decodes (`chunk_tokens`).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 
+from inferlab.sim.prefix_cache import BlockPrefixCache
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
@@ -17,10 +19,35 @@ from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
 
 class BatchScheduler:
     chunk_tokens: int | None = None  # None: a prompt is prefilled whole, in a step of its own
+    # Whether every arrival of an instant is seen before a step starts (a server that drains
+    # its task queue before each step); False: a step starts on the instant's first arrival.
+    drains_queue = False
 
     def __init__(self, policy: Policy) -> None:
         self.max_batch = policy.max_batch
         self.preemptions = 0
+        self.prefix: BlockPrefixCache | None = None  # on when requests carry prompt ids
+
+    def track_prefixes(self, running: Running) -> None:
+        """Requests carry their prompts' identity: reuse cached blocks (sim/prefix_cache.py)."""
+        self.prefix = BlockPrefixCache(running.kv)
+
+    def after_prefill(self, chunks: Sequence[tuple[SimRequest, int]]) -> None:
+        """A step's prompt chunks are computed (prefix tracking only): their blocks are cached."""
+        prefix = self.prefix
+        assert prefix is not None
+        for r, _ in chunks:
+            prefix.computed(r, r.prefilled)
+
+    def leaving(self) -> None:
+        """A request is about to leave (prefix tracking only): the room is at its least."""
+        assert self.prefix is not None
+        self.prefix.note_room()
+
+    def finished(self, r: SimRequest, t: float) -> None:
+        """`r` finished at `t` and left (prefix tracking only): its blocks stay cached, free."""
+        assert self.prefix is not None
+        self.prefix.release(r, r.prompt_tokens + r.generated - 1, done=True)
 
     def admission_limit(self, running: Running) -> int:
         """How many requests may be running once this step's admissions are done."""
@@ -50,7 +77,7 @@ class BatchScheduler:
             if not kv.fits(kv.blocks_for(tokens)):
                 return
             waiting.popleft()
-            running.admit(r)
+            running.admit(r, self.prefix.admit(r) if self.prefix is not None else 0)
 
     def _form(self, running: Running) -> Batch:
         pending = running.prefilling.values()
@@ -78,7 +105,13 @@ class BatchScheduler:
             if running.kv.used_blocks + grow <= cap:
                 return batch
             victim = running.latest()
+            prefilling = victim.decode_from < 0
+            if self.prefix is not None:
+                self.prefix.note_room()
             running.remove(victim)  # its KV is dropped, to be recomputed when readmitted
+            if self.prefix is not None:  # what it computed stays cached until evicted
+                kv = victim.prefilled if prefilling else victim.prompt_tokens + victim.generated - 1
+                self.prefix.release(victim, kv, done=False)
             victim.prefilled = 0
             victim.preemptions += 1
             self.preemptions += 1
