@@ -64,10 +64,13 @@ def test_the_demo_prediction() -> None:
         seed=5,
     )
     c4 = pr.predict(w, Level("concurrency", 4))
-    assert (c4.ttft_s.p50, c4.ttft_s.p99) == (same(0.6933), same(0.6933))
-    assert c4.tpot_s.p50 == same(0.038667741935483876)
-    assert c4.tokens_per_s == same(67.65327697348131)
-    assert c4.goodput_requests_per_s == same(2.114164905421291) and c4.requests == 8
+    # Moved on purpose when llama.cpp's policy was completed from update_slots: the four
+    # users' first prompts arrive at one instant and now share the first step (the server
+    # drains its queue before a step), where the old policy ran one prompt and then three.
+    assert (c4.ttft_s.p50, c4.ttft_s.p99) == (same(0.68), same(0.68))
+    assert c4.tpot_s.p50 == same(0.038899999983870975)
+    assert c4.tokens_per_s == same(67.87210352295246)
+    assert c4.goodput_requests_per_s == same(2.1210032350922643) and c4.requests == 8
     r2 = pr.predict(w, Level("rate", 2.0))
     assert (r2.ttft_s.p50, r2.ttft_s.p99) == (same(0.20706449000000002), same(1.1928140985))
     assert r2.tpot_s.p50 == same(0.045409677419354845)

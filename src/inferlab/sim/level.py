@@ -21,6 +21,8 @@ from inferlab.load.workload import Workload
 from inferlab.sim.engine import SimResult, simulate
 from inferlab.sim.limits import Limits, at_least
 from inferlab.sim.output import TokenTimes, summarize_result, to_records
+from inferlab.sim.prefix_cache import prompt_runs
+from inferlab.sim.request import NO_COSTS, RequestCosts, RequestModel
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.slo_level import judge_simulated
 from inferlab.sim.steptime import StepTimeModel
@@ -49,6 +51,7 @@ class SimConfig:
     description: dict[str, Any] = dataclasses.field(default_factory=dict)  # the step time's
     command: tuple[str, ...] = ()  # as summary.json states it
     search: SearchSpec | None = None  # --find-max-load: the search picks the levels
+    costs: RequestCosts = NO_COSTS  # per-request serving costs beside the steps (a profile's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,13 @@ def check_lengths(arrivals: list[Arrival], r: Requests, cfg: SimConfig) -> None:
         cfg.limits.check_request_steps(p, o, cfg.policy.chunk_tokens)
 
 
+def request_model(cfg: SimConfig, w: Workload | None, reqs: Requests) -> RequestModel:
+    """The serving costs, and the prompts' identities where they share a prefix (as bench
+    asks the server to cache prompts only then): the policy reuses what is cached."""
+    shares = w is not None and w.shares_prefix
+    return RequestModel(cfg.costs, prompt_runs(reqs) if shares else None)
+
+
 def simulate_level(cfg: SimConfig, level: Level, specs: Requests | None = None) -> SimLevel:
     """Simulate `level` (its specs drawn from the workload, unless given), summarise it as
     bench does and judge it against the SLO."""
@@ -145,7 +155,15 @@ def simulate_level(cfg: SimConfig, level: Level, specs: Requests | None = None) 
         cfg.limits.check_requests(len(reqs), "the trace")
     users, arrivals = _users(cfg, level, reqs), _arrivals(cfg, level, reqs)
     check_lengths(arrivals, reqs, cfg)
-    res = simulate(arrivals, cfg.model, cfg.policy, users, cfg.max_time_s, cfg.limits.max_steps)
+    res = simulate(
+        arrivals,
+        cfg.model,
+        cfg.policy,
+        users,
+        cfg.max_time_s,
+        cfg.limits.max_steps,
+        request_model(cfg, w, reqs),
+    )
     times = TokenTimes.of(res)
     label = load_label(level, reqs)
     lv = summarize_result(res, label, times)
