@@ -40,7 +40,7 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
     wide = budget >= 2
     batches = tuple(range(1, slots + 1)) if wide else (1, 2, slots)
     prompts = (16, 64, 128, 256, 512, 768) if wide else (16, 128, 384)
-    mixed = (32, 128, 256, 512) if wide else (32, 128, 384)
+    mixed = (32, 128, 256, 512) if wide else (32, 128, 256)
     mixed_d = tuple(range(1, slots)) if wide else (1, slots - 1)
     return ProbePlan(
         repeats=1 + 2 * budget,
