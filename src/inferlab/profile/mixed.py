@@ -6,75 +6,66 @@ step comes at the same instant. So the decoder gap that ends nearest the prompt'
 token is the step that carried the prompt: D decoders + P prompt tokens. One sample per
 prompt is the median over the decoders; the observation is the median over repeats.
 
-The decoders are started once per D and kept streaming across the prompts (restarted
-if one finishes); they are cancelled at the end (the server drops a closed stream).
+Each prompt gets D fresh decoders of DECODER_TOKENS tokens, left to end on their own.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import statistics
-import time
 from collections.abc import Sequence
 
 from inferlab.profile.probes import Client, ProbeError, summarise, wait_for
 from inferlab.profile.record import Observation
 from inferlab.records import RequestRecord
 
-SETTLE_EVENTS = 3  # decoder tokens between prompts (the step before is a plain decode)
+SETTLE_EVENTS = 3  # decoder tokens before the prompt is sent (the step before is a decode)
+DECODER_TOKENS = 12  # each decoder's output: the settle, the stall, a margin, then it ends
 
 
 class Decoders:
-    """D streams kept decoding; their records fill in as tokens arrive."""
+    """D fresh streams for one prompt, left to end on their own: llama-server (b11434) keeps
+    an HTTP thread per stream a client closed early, so cancelling them would shrink the
+    server's concurrency for every later probe."""
 
-    def __init__(self, c: Client, batch: int, prompt: int, output: int) -> None:
-        self.c, self.batch, self.prompt, self.output = c, batch, prompt, output
+    def __init__(self, c: Client, batch: int, prompt: int) -> None:
+        self.c, self.batch, self.prompt = c, batch, prompt
         self.recs: list[RequestRecord] = []
         self.tasks: list[asyncio.Task[RequestRecord]] = []
 
     async def start(self) -> None:
-        await self.stop()
         texts = [await self.c.prompt(self.prompt) for _ in range(self.batch)]
-        self.recs = [self.c.record(n, self.output, "mixed") for _, n in texts]
+        self.recs = [self.c.record(n, DECODER_TOKENS, "mixed") for _, n in texts]
         self.tasks = [
             asyncio.create_task(self.c.send(t, r))
             for (t, _), r in zip(texts, self.recs, strict=True)
         ]
 
-    async def stop(self) -> None:
+        def settled() -> bool:
+            self.check()
+            return all(len(r.event_ns) >= SETTLE_EVENTS for r in self.recs)
+
+        await wait_for(settled, f"{self.batch} decoders streamed")
+
+    async def finish(self) -> None:
+        """Wait for every decoder to end (each is bounded by the client's timeouts)."""
+        await asyncio.gather(*self.tasks)
+
+    async def cancel(self) -> None:
+        """On a failure only: the profile ends anyway."""
         for t in self.tasks:
             t.cancel()
-        for t in self.tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
-        self.tasks = []
+        await asyncio.gather(*self.tasks, return_exceptions=True)
 
     def check(self) -> None:
-        """A decoder that failed ends the probe; one that finished is restarted by `ready`."""
+        """A decoder that failed ends the probe."""
         for t in self.tasks:
             if t.done() and not t.cancelled() and t.exception() is not None:
                 raise t.exception()  # type: ignore[misc]
 
-    def counts(self) -> list[int]:
-        return [len(r.event_ns) for r in self.recs]
-
-    async def ready(self, room: int) -> None:
-        """All D streaming, each with `room` tokens still to come, SETTLE_EVENTS new ones."""
-        if (
-            not self.tasks
-            or any(t.done() for t in self.tasks)
-            or any(r.max_tokens - n < room for r, n in zip(self.recs, self.counts(), strict=True))
-        ):
-            self.check()
-            await self.start()
-        before = self.counts()
-
-        def moved() -> bool:
-            self.check()
-            return all(n >= b + SETTLE_EVENTS for n, b in zip(self.counts(), before, strict=True))
-
-        await wait_for(moved, f"{self.batch} decoders streamed")
+    def done(self) -> bool:
+        self.check()
+        return all(t.done() for t in self.tasks)
 
 
 def stall_s(recs: Sequence[RequestRecord], first_ns: int) -> tuple[float, int]:
@@ -88,43 +79,46 @@ def stall_s(recs: Sequence[RequestRecord], first_ns: int) -> tuple[float, int]:
     return statistics.median(stalls), ctx
 
 
-async def one_prompt(c: Client, d: Decoders, tokens: int) -> tuple[float, int, int]:
-    """(stall, decoders' context, prompt tokens) for one prompt arriving beside d."""
+async def one_prompt(c: Client, batch: int, tokens: int) -> tuple[float, int, int] | None:
+    """(stall, decoders' context, prompt tokens) for one prompt arriving beside `batch`
+    fresh decoders; None when a decoder ended before the prompt's step (no stall seen)."""
     text, n = await c.prompt(tokens)
-    await d.ready(room=64)
-    rec = await c.send(text, c.record(n, 1, "mixed"))
+    d = Decoders(c, batch, 16)
+    try:
+        await d.start()
+        rec = await c.send(text, c.record(n, 1, "mixed"))
+        await wait_for(d.done, "decoders finished")
+    except BaseException:
+        await d.cancel()
+        raise
     first = rec.event_ns[0]
-
-    def past() -> bool:
-        d.check()
-        return all(r.event_ns[-1] > first for r in d.recs)
-
-    await wait_for(past, "decoders streamed past a mixed prompt")
+    if any(r.event_ns[-1] <= first for r in d.recs):
+        return None
     stall, ctx = stall_s(d.recs, first)
     return stall, ctx, rec.prompt_tokens or n
 
 
-async def mixed(
-    c: Client, batch: int, prompts: Sequence[int], repeats: int, ctx_per_slot: int
-) -> list[Observation]:
-    d = Decoders(c, batch, 16, max(ctx_per_slot - 32, 64))
+async def mixed(c: Client, batch: int, prompts: Sequence[int], repeats: int) -> list[Observation]:
+    """One observation per prompt length: `repeats` stalls (at most 2x tries)."""
     out = []
-    t_limit = time.monotonic() + 10 * 60.0  # bounded even if every wait is near its limit
-    try:
-        for p in prompts:
-            rows = [await one_prompt(c, d, p) for _ in range(repeats)]
-            if time.monotonic() > t_limit:
-                raise ProbeError("the mixed probe ran past 10 minutes; is the server overloaded?")
-            out.append(
-                summarise(
-                    "mixed",
-                    [r[0] for r in rows],
-                    batch,
-                    round(statistics.fmean(r[1] for r in rows)),
-                    round(statistics.median(r[2] for r in rows)),
-                    0,
-                )
+    for p in prompts:
+        rows = []
+        for _ in range(2 * repeats):
+            row = await one_prompt(c, batch, p)
+            if row is not None:
+                rows.append(row)
+            if len(rows) == repeats:
+                break
+        if not rows:
+            raise ProbeError(f"the mixed probe at D={batch}, P={p} never saw the prompt's step")
+        out.append(
+            summarise(
+                "mixed",
+                [r[0] for r in rows],
+                batch,
+                round(statistics.fmean(r[1] for r in rows)),
+                round(statistics.median(r[2] for r in rows)),
+                0,
             )
-    finally:
-        await d.stop()
+        )
     return out

@@ -58,7 +58,7 @@ def identity_from(
 
 
 async def _probe_all(
-    c: probes.Client, plan: ProbePlan, ctx: int, say: Callable[[str], None]
+    c: probes.Client, plan: ProbePlan, say: Callable[[str], None]
 ) -> list[Observation]:
     out: list[Observation] = []
 
@@ -80,7 +80,7 @@ async def _probe_all(
     for b in plan.context_batches:
         note(await probes.streams(c, "context", b, plan.context_prompt, plan.decode_output, 1))
     for d in plan.mixed_decoders:
-        for o in await mixed_probe.mixed(c, d, plan.mixed_prompts, r, ctx):
+        for o in await mixed_probe.mixed(c, d, plan.mixed_prompts, r):
             note(o)
     for k in plan.prefix_cached:
         note(await probes.prefix(c, plan.prefix_prompt, k, r))
@@ -101,7 +101,7 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
         ep = Endpoint(info.base_url, model, api_key=cfg.api_key, server_kind=info.kind)
         sampler = StepSampler(session, f"{info.root_url}/metrics")
         c = probes.Client(session, ep, info.root_url, time.perf_counter_ns(), sampler)
-        obs = await _probe_all(c, plan, ctx, say)
+        obs = await _probe_all(c, plan, say)
     return ProfileRecord(
         schema_version=SCHEMA_VERSION,
         created_unix_s=time.time(),
