@@ -22,11 +22,24 @@ def test_steady_gaps_keep_only_the_steps_every_stream_decoded_in() -> None:
     # stream a starts first (its first gap ran alone); b's first token at 30 ms; a ends at 90
     a = _rec(16, [10, 20, 30, 40, 50, 60, 70, 80, 90])
     b = _rec(16, [30, 45, 60, 75, 90, 105])
-    gaps, ctx = steady_gaps([a, b], 16)
+    batch, gaps, ctx = steady_gaps([a, b], 16)
     # a: 30-40 .. 80-90 (6 gaps of 10 ms); b: 30-45, 45-60, 60-75, 75-90 (4 of 15 ms)
+    assert batch == 2
     assert sorted(round(g * 1e3, 6) for g in gaps) == [10.0] * 6 + [15.0] * 4
-    # contexts: a's gaps j=3..8, b's j=1..4, each prompt + j
-    assert ctx == pytest.approx(16 + (sum(range(3, 9)) + sum(range(1, 5))) / 10)
+    # each gap's contexts: both streams' prompt + tokens they had at its start, summed
+    # a's gaps from 30..80: (a's tokens, b's tokens) at each start: (3,1) (4,1) (5,2) (6,3)
+    # (7,3) (8,4); b's from 30, 45, 60, 75: (3,1) (4,2) (6,3) (7,4); + 16 each, per stream
+    want = (47 + 30 + 10 * 32) / 10 / 2
+    assert ctx == pytest.approx(want)
+
+
+def test_streams_that_never_overlap_enough_give_the_batch_they_reached() -> None:
+    # c starts after a and b are nearly done: only a and b decoded together for 8 gaps
+    a = _rec(16, [float(t) for t in range(0, 100, 10)])
+    b = _rec(16, [float(t) for t in range(1, 101, 10)])
+    c = _rec(16, [95.0, 105, 115])
+    batch, gaps, _ = steady_gaps([a, b, c], 16)
+    assert batch == 2 and len(gaps) == 16
 
 
 def test_the_stall_is_the_gap_ending_at_the_prompts_first_token() -> None:

@@ -14,6 +14,7 @@ A request that fails ends the profile (ProbeError: one line, nothing written).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -119,43 +120,59 @@ async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observatio
     return summarise("prefix", times, 0, 0, int(statistics.median(news)), k)
 
 
-def steady_gaps(recs: Sequence[RequestRecord], prompt: int) -> tuple[list[float], float]:
-    """Every gap while all streams decode (after the last first token, before the first
-    end), and the mean context per stream over them."""
-    start = max(r.event_ns[0] for r in recs)
-    end = min(r.event_ns[-1] for r in recs)
-    gaps, ctx = [], []
+MIN_GAPS = 8  # gaps needed before a batch's decode step is read from them
+
+
+def gaps_by_batch(recs: Sequence[RequestRecord], prompt: int) -> dict[int, list[tuple[float, int]]]:
+    """Every gap of every stream, by how many streams decoded through it (each stream
+    decodes from its first token to its last): {batch: [(gap s, contexts summed)]}.
+    A stream that starts mid-way is not counted in the gap its prefill ended, so the
+    gaps at the largest batch are plain decode steps."""
+    out: dict[int, list[tuple[float, int]]] = {}
     for r in recs:
         ev = r.event_ns
         for j in range(1, len(ev)):
-            if ev[j - 1] >= start and ev[j] <= end:
-                gaps.append((ev[j] - ev[j - 1]) / 1e9)
-                ctx.append(prompt + j)
-    return gaps, (statistics.fmean(ctx) if ctx else float(prompt))
+            a, b = ev[j - 1], ev[j]
+            live = [s.event_ns for s in recs if s.event_ns[0] <= a and s.event_ns[-1] >= b]
+            ctx = sum(prompt + bisect.bisect_right(e, a) for e in live)
+            out.setdefault(len(live), []).append(((b - a) / 1e9, ctx))
+    return out
+
+
+def steady_gaps(recs: Sequence[RequestRecord], prompt: int) -> tuple[int, list[float], float]:
+    """(the largest batch with MIN_GAPS gaps, those gaps, their mean context per stream);
+    the batch is every stream's when they overlapped (a server may start a long prompt
+    only after another's prefill, so under load they may not)."""
+    by = gaps_by_batch(recs, prompt)
+    batch = max((k for k, g in by.items() if len(g) >= MIN_GAPS), default=0)
+    rows = by.get(batch, [])
+    mean_ctx = statistics.fmean(c for _, c in rows) / batch if rows else float(prompt)
+    return batch, [g for g, _ in rows], mean_ctx
 
 
 async def streams(
     c: Client, probe: Probe, batch: int, prompt: int, output: int, repeats: int
 ) -> Observation:
     """D streams started together, `repeats` times: the decode step from their gaps (and
-    from the server's /metrics over the same window, where it has them)."""
-    gaps: list[float] = []
-    ctxs: list[float] = []
+    from the server's /metrics over the same window, where it has them). The batch kept
+    is the largest the streams really decoded at together."""
+    runs: list[tuple[int, list[float], float]] = []
     server: list[float] = []
     for _ in range(repeats):
         texts = [await c.prompt(prompt) for _ in range(batch)]
         async with c.sampler.sampling() as sampler:
             recs = await asyncio.gather(*(c.send(t, c.record(n, output, probe)) for t, n in texts))
-        g, ctx = steady_gaps(recs, prompt)
-        gaps += g
-        ctxs.append(ctx)
+        runs.append(steady_gaps(recs, prompt))
         start = (c.t0_ns + max(r.event_ns[0] for r in recs)) / 1e9
         step = sampler.step_s(start, (c.t0_ns + min(r.event_ns[-1] for r in recs)) / 1e9)
-        if step is not None:
+        if step is not None and runs[-1][0] == batch:
             server.append(step)
-    if not gaps:
-        raise ProbeError(f"the {probe} probe at batch {batch} saw no step with all streams")
-    o = summarise(probe, gaps, batch, round(batch * statistics.fmean(ctxs)), 0, 0)
+    got = max(k for k, _, _ in runs)
+    if not got:
+        raise ProbeError(f"the {probe} probe at batch {batch} saw no {MIN_GAPS} steady steps")
+    gaps = [g for k, gs, _ in runs if k == got for g in gs]
+    ctx = statistics.fmean(x for k, _, x in runs if k == got)
+    o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
     return replace(o, server_step_s=statistics.median(server)) if server else o
 
 
