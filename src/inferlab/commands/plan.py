@@ -67,7 +67,7 @@ def config_from(args: argparse.Namespace) -> tuple[StepChoice, SimConfig]:
     workload = load_from_args(args, PLAN_LOAD)
     limits.check_request_steps(*workload.longest_tokens(), policy.chunk_tokens)
     spec = SearchSpec("rate", max_levels=args.search_max_levels)
-    cfg = SimConfig(sm.model, policy, workload, slo=slo, limits=limits, search=spec)
+    cfg = SimConfig(sm.model, policy, workload, slo=slo, limits=limits, search=spec, costs=sm.costs)
     return step, plan_config(replace(cfg, description=sm.description), duration)
 
 
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         say.steps(cfg, fit_lines, lines)
         say.explain(plan, args.rate, fleet)
     else:  # what the engine baseline assumes beyond its measurements is said, explained or not
-        said = [x for x in fit_lines if "beyond the measured" in x or "none given" in x]
+        said = [x for x in fit_lines if "beyond the" in x or "none given" in x]
         for line in said:
             print(f"step time: {line.strip()}")
     say.answer(plan, args.rate, fleet, step)

@@ -32,9 +32,8 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy",
         choices=list(POLICIES),
-        default="continuous",
         help="the scheduler: sequential, static batches, continuous batching, or "
-        "llama-server's slots (continuous)",
+        "llama-server's slots (continuous; llama.cpp with --profile)",
     )
     p.add_argument("--max-batch", type=int, default=256, help="sequences per step (256)")
     p.add_argument(
@@ -88,11 +87,18 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
         help="per-step serving overhead beside the engine baseline, e.g. 2ms "
         "(or --calibrate RUN measures it; 0 if neither)",
     )
+    g.add_argument(
+        "--profile",
+        type=Path,
+        help="an `inferlab profile` folder: the served engine's step time and per-request "
+        "costs, llama-server's scheduler at its slots (supplies the model: no --model needed)",
+    )
     g.add_argument("--threads", type=int, help="the served engine's threads (checked)")
     g.add_argument(
         "--force",
         action="store_true",
-        help="use a baseline of another model or thread count, or batches past 2x its largest",
+        help="use a baseline or profile of another model, thread count or --parallel, or "
+        "batches past 2x its largest",
     )
     for k in LLAMA_KNOBS:  # None when not given: the policy's own default, and misuse is seen
         g.add_argument(k.flag, type=int, help=k.help)
@@ -101,10 +107,14 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
 def step_choice(args: argparse.Namespace) -> StepChoice:
     """What the flags state about the step time (an engine baseline read here, at the edge)."""
     from inferlab.engines.llama_bench import load_engine_bench
+    from inferlab.errors import InferlabError
+    from inferlab.profile.record import load_profile
     from inferlab.sim.baseline import LLAMA_KNOBS, baseline_path
     from inferlab.sim.stepmodel import StepChoice
 
     path = baseline_path(args.engine_baseline, args.calibrate)
+    if args.profile is not None and (path is not None or args.calibrate is not None):
+        raise InferlabError("--profile is the step time: drop --engine-baseline, --calibrate")
     given = tuple((k.attr, getattr(args, k.attr)) for k in LLAMA_KNOBS)
     return StepChoice(
         efficiency=args.efficiency,
@@ -119,6 +129,8 @@ def step_choice(args: argparse.Namespace) -> StepChoice:
         force=args.force,
         model_name=args.model,
         knobs=tuple((a, v) for a, v in given if v is not None),
+        profile_path=args.profile,
+        profile=load_profile(args.profile) if args.profile is not None else None,
     )
 
 

@@ -102,6 +102,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
         description=sm.description,
         command=("inferlab", *sys.argv[1:]),
         search=search_spec(args, given),
+        costs=sm.costs,
     )
 
 

@@ -83,6 +83,11 @@ def answer(plan: Plan, target_rate: float, fleet: Fleet, step: StepChoice) -> No
         print(f"basis: {FLOOR_NOTE}; {CALIBRATE_HINT}")
     elif step.basis == "efficiency":
         print(f"basis: the floor slowed to --efficiency {step.efficiency:g} (stated, not measured)")
+    elif step.basis == "profiled":
+        print(
+            f"basis: the served engine's step and request costs profiled in {step.profile_path} "
+            "(`inferlab profile`)"
+        )
     else:
         print(f"basis: step times fitted to the measured run {step.calibrate}")
     if plan.usd_per_million_output_tokens is not None:

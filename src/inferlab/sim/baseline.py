@@ -42,9 +42,15 @@ def baseline_path(engine_baseline: Path | None, calibrate: Path | None) -> Path 
 
 
 def knobs(c: StepChoice) -> LlamaCppKnobs:
+    """The knobs given; with a profile, the profiled server's slots and context otherwise."""
     from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 
-    return LlamaCppKnobs(**dict(c.knobs))
+    given = dict(c.knobs)
+    if c.profile is not None:
+        from inferlab.sim.profiled import profile_knobs
+
+        given = profile_knobs(c.profile, given)
+    return LlamaCppKnobs(**given)
 
 
 def check_same_server(eb: EngineBench, c: StepChoice, run: RunSummary | None) -> None:
@@ -133,8 +139,9 @@ def largest_batch(policy: Policy, users: int | None) -> int:
 def check_batches(model: Any, policy: Policy, users: int | None) -> list[str]:
     """Refuse a batch past the model's limit up front; the lines that state the fit."""
     from inferlab.sim.steptime_engine import EngineStepTime
+    from inferlab.sim.steptime_profile import ProfileStepTime
 
-    if not isinstance(model, EngineStepTime):
+    if not isinstance(model, EngineStepTime | ProfileStepTime):
         return []
     most = largest_batch(policy, users)
     model.check_batch(most)

@@ -1,8 +1,9 @@
 """The step time a simulation runs on and the scheduler that runs it, chosen once from what
 the user stated (`StepChoice`, `PolicyChoice`: typed, built from the flags at the edge).
 
-The step time, first that applies: an engine-bench baseline (sim/baseline.py), a fit to a
-bench run (sim/calibrate.py), else the roofline floor of the model on the hardware, slowed
+The step time, first that applies: a served profile (sim/profiled.py: its step model and
+per-request costs), an engine-bench baseline (sim/baseline.py), a fit to a bench run
+(sim/calibrate.py), else the roofline floor of the model on the hardware, slowed
 to a stated efficiency. The KV cache holds what was stated, else the memory beside the
 weights (physics/capacity.py).
 """
@@ -13,16 +14,20 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from inferlab.engine_result import EngineBench
 from inferlab.errors import InferlabError
+from inferlab.sim.request import NO_COSTS, RequestCosts
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime import StepTimeModel
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 
-Basis = Literal["floor", "efficiency", "calibrated"]
+if TYPE_CHECKING:
+    from inferlab.profile.record import ProfileRecord
+
+Basis = Literal["floor", "efficiency", "calibrated", "profiled"]
 # (model cost, hardware), resolved only when the roofline needs them (a baseline does not)
 Resolve = Callable[[], tuple[ModelCost, HardwareSpec]]
 
@@ -43,10 +48,15 @@ class StepChoice:
     force: bool = False
     model_name: str | None = None  # --model, checked against a baseline's model
     knobs: tuple[tuple[str, int], ...] = ()  # the llama.cpp knobs given (attr, value)
+    profile_path: Path | None = None  # --profile DIR (sim/profiled.py)
+    profile: ProfileRecord | None = None  # what it holds, read at the edge
 
     @property
     def basis(self) -> Basis:
-        """What the step time stands on: a measured run, a stated efficiency, or the floor."""
+        """What the step time stands on: a served profile, a measured run, a stated
+        efficiency, or the floor."""
+        if self.profile is not None:
+            return "profiled"
         if self.calibrate:
             return "calibrated"
         if self.efficiency != 1.0 or self.overhead_s:
@@ -56,9 +66,10 @@ class StepChoice:
 
 @dataclass(frozen=True, slots=True)
 class PolicyChoice:
-    """What was stated about the scheduler (flags: --policy ... --block-tokens)."""
+    """What was stated about the scheduler (flags: --policy ... --block-tokens); no name:
+    the profiled server's (llama.cpp) with a profile, else continuous batching."""
 
-    name: str = "continuous"
+    name: str | None = None
     max_batch: int = 256
     chunked_prefill: int | None = None
     kv_capacity_bytes: float | None = None
@@ -74,6 +85,19 @@ class StepModel:
     description: dict[str, Any]
     cost: ModelCost | None = None
     hw: HardwareSpec | None = None
+    costs: RequestCosts = NO_COSTS  # per-request serving costs beside the steps (a profile's)
+
+
+def _profiled(choice: StepChoice) -> StepModel | None:
+    """The served profile's step model and request costs, refused for another server."""
+    from inferlab.sim.profiled import check_identity, profiled_model
+
+    if choice.profile is None:
+        return None
+    parallel = dict(choice.knobs).get("parallel")
+    check_identity(choice.profile, choice.model_name, choice.threads, parallel, choice.force)
+    model, desc, costs = profiled_model(choice.profile, str(choice.profile_path), choice.force)
+    return StepModel(model, desc, costs=costs)
 
 
 def choose_step_model(choice: StepChoice, resolve: Resolve) -> StepModel:
@@ -82,6 +106,9 @@ def choose_step_model(choice: StepChoice, resolve: Resolve) -> StepModel:
     from inferlab.sim.calibrate import fit_from_summary
     from inferlab.sim.steptime import RooflineStepTime
 
+    profiled = _profiled(choice)
+    if profiled is not None:
+        return profiled
     engine = engine_model(choice)
     if engine is not None:
         return StepModel(*engine)
@@ -136,19 +163,20 @@ def choose_policy(pc: PolicyChoice, step: StepChoice, sm: StepModel) -> Policy:
     from inferlab.sim.baseline import llama_policy
     from inferlab.sim.limits import MAX_BLOCK_TOKENS, at_least
 
+    name = pc.name or ("llama.cpp" if step.profile is not None else "continuous")
     at_least(pc.max_batch, 1, "--max-batch")
     at_least(pc.block_tokens, 1, "--block-tokens", MAX_BLOCK_TOKENS)
     chunk = pc.chunked_prefill
     if chunk is not None:
         at_least(chunk, 1, "--chunked-prefill")
-        if pc.name != "continuous":
+        if name != "continuous":
             raise InferlabError("--chunked-prefill applies to --policy continuous only")
-    elif step.calibrate and pc.name == "continuous":
+    elif step.calibrate and name == "continuous":
         from inferlab.sim.calibrate import LLAMA_CPP_BATCH_TOKENS
 
         chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
-    llama = llama_policy(pc.name, step)  # --policy llama.cpp and its knobs
+    llama = llama_policy(name, step)  # --policy llama.cpp and its knobs
     if llama is not None:
         return llama
     tokens = kv_capacity_tokens(pc.kv_capacity_bytes, sm)
-    return Policy(pc.name, pc.max_batch, chunk, tokens, pc.block_tokens)
+    return Policy(name, pc.max_batch, chunk, tokens, pc.block_tokens)

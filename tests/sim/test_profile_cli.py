@@ -1,0 +1,97 @@
+"""`simulate --profile DIR` and `plan --profile DIR`: the profiled step and request costs,
+llama-server's scheduler at the profile's slots, and refusals for another server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inferlab.jsonio import loads_strict, write_json
+from inferlab.profile.record import SCHEMA_VERSION, ProfileRecord, ServerIdentity
+from inferlab.testing.fake_steps import StepScript
+from tests.profile.test_fit import scripted_observations
+
+SCRIPT = StepScript()
+GGUF = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def profile_dir(tmp: Path, slots: int = 4, threads: int = 1) -> Path:
+    d = tmp / "profile"
+    d.mkdir(exist_ok=True)
+    record = ProfileRecord(
+        schema_version=SCHEMA_VERSION,
+        created_unix_s=0.0,
+        url="http://127.0.0.1:8080/v1",
+        server=ServerIdentity(GGUF, "llamacpp", threads, slots, 1024, "b0"),
+        budget=1,
+        wall_s=100.0,
+        observations=tuple(scripted_observations(SCRIPT)),
+    )
+    write_json(d / "profile.json", record)
+    return d
+
+
+def test_a_lone_request_costs_its_arrival_cost_and_one_prefill_step(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    d = profile_dir(tmp_path)
+    code, out, err = run_cli(
+        "simulate", "--profile", str(d), "--users", "1", "--prompt-tokens", "100",
+        "--output-tokens", "8", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    s = loads_strict(out)
+    assert s["simulation"]["step_time_model"] == "profiled"
+    assert s["simulation"]["policy"] == "llama.cpp" and s["simulation"]["max_batch"] == 4
+    assert s["simulation"]["request_overhead_s"] == pytest.approx(SCRIPT.request_overhead_s)
+    arrival = SCRIPT.request_overhead_s + SCRIPT.request_per_prompt_token_s * 100
+    ttft = arrival + SCRIPT.step_s([], [(100, 0)])
+    assert s["levels"][0]["ttft_s"]["p50"] == pytest.approx(ttft, rel=1e-6)
+    # one decoder whose context grows from 101 tokens: each gap a one-decoder step
+    tpot = s["levels"][0]["tpot_s"]["p50"]
+    assert SCRIPT.step_s([101], []) < tpot < SCRIPT.step_s([108], [])
+
+
+def test_a_profile_of_another_parallel_or_threads_is_refused_unless_forced(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    d = profile_dir(tmp_path)
+    load = ("--users", "2", "--prompt-tokens", "32", "--output-tokens", "8")
+    code, out, err = run_cli("simulate", "--profile", str(d), "--parallel", "8", *load)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "the server has 8 slot(s), the profile 4" in err
+    assert "add --force" in err
+    code, _, err = run_cli("simulate", "--profile", str(d), "--threads", "3", *load)
+    assert code == 2 and "the server uses 3 thread(s), the profile 1" in err
+    code, _, err = run_cli("simulate", "--profile", str(d), "--model", "llama-8b.gguf", *load)
+    assert code == 2 and "the server's model is llama-8b.gguf" in err
+    code, _, err = run_cli("simulate", "--profile", str(d), "--parallel", "8", "--force", *load)
+    assert code == 0, err
+
+
+def test_a_missing_profile_is_one_line(run_cli: Any, tmp_path: Path) -> None:
+    code, out, err = run_cli("simulate", "--profile", str(tmp_path), "--users", "1")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "inferlab profile" in err
+
+
+def test_plan_states_its_basis_as_profiled(run_cli: Any, tmp_path: Path) -> None:
+    d = profile_dir(tmp_path)
+    code, out, err = run_cli(
+        "plan", "--profile", str(d), "--rate", "5/s", "--slo", "ttft_p99=1s,tpot_p99=100ms",
+        "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    plan = loads_strict(out)
+    assert plan["basis"] == "profiled"
+    assert plan["step_time"]["step_time_model"] == "profiled"
+    # 4 slots; a 16-token reply takes 16 steps of ~42 ms at 4 decoders (20 ms + 4 x 4 ms +
+    # 20 us x ~280 context tokens): a replica cannot hold more than 4 / 0.67 s = 6/s
+    assert 0 < plan["max_rate_per_replica_per_s"] < 6
+    code, out, _ = run_cli(
+        "plan", "--profile", str(d), "--rate", "5/s", "--slo", "ttft_p99=1s",
+        "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20",
+    )  # fmt: skip
+    assert code == 0 and "basis: the served engine's step and request costs profiled" in out
