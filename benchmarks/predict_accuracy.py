@@ -1,178 +1,429 @@
-"""Predicted against measured: every level of a run, predicted from the engine alone.
+"""Predicted from a served profile, then measured: a held-out suite on the real llama-server.
 
-    uv run python benchmarks/predict_accuracy.py DEMO_DIR
-    uv run python benchmarks/predict_accuracy.py ENGINE_DIR RUN_DIR [--parallel 4]
-        [--serving-overhead 2ms | --overhead-from c=1] [--ctx-size N] [--force]
+    uv run python benchmarks/predict_accuracy.py --out results/accuracy-1
+    uv run python benchmarks/predict_accuracy.py --out DIR --profile results/profile-x
+        [--requests 24] [--trace-seconds 20] [--parallel 8] [--threads 1] [--no-max-load]
 
-A demo folder (`inferlab demo --out DIR`) holds engine_bench.json and, per level, the
-`predicted` block the demo stored BEFORE it measured the level (the closed-loop sweep,
-the Poisson level at 70 % of the predicted capacity, the trace replay): those are read
-as they were made. With `--repredict`, or for a bench run beside an engine-bench
-folder, the closed-loop and Poisson levels are predicted again here, on the request
-specs load/ draws for the run's lengths and seed (what bench sent).
+Starts the bundled SmolLM2 on llama-server (`--parallel` slots, `--threads` threads),
+profiles it once with `inferlab profile` (the fixed probes; or takes `--profile DIR`,
+refused for another server), then for each shape of the suite: predicts it with
+`inferlab simulate --profile` (the profile only: nothing is fitted to the suite), then
+measures it with `inferlab bench` on the same flags (the same request specs: same
+lengths, seed and arrivals; no warm-up on either side). Printed per shape: TPOT p50,
+TTFT p50, TTFT p99 and goodput predicted / measured / error, and where a shape misses a
+target, the mechanisms that can move it that way. Then `--find-max-load concurrency`
+predicted against measured for two SLOs.
 
-The prediction (sim/predict.py) is the simulator with llama-server's scheduler
-(--policy llama.cpp) and the step time fitted to the engine alone. Nothing is fitted
-to the run unless --overhead-from names levels: then the serving overhead per step is
-measured at those levels, and only the others are held out.
+The suite (sizes: `--requests` per open-loop level and per closed-loop stream pair,
+`--trace-seconds` of each trace; the defaults finish in ~10-15 min on 2 cores):
+  closed loop c=1, 2, 4, 8, 16, mixed lengths (prompts uniform 8-96, outputs 8-48);
+  Poisson at 50 % and 90 % of the predicted capacity (predicted tok/s at c=slots over
+  the mean output); gamma arrivals, burstiness 0.25, at 50 %; azure-conv and azure-code
+  slices (lengths x 0.05; azure-code replayed 10x slower: its first 20 s hold 12 rows
+  within 1.4 s); mooncake-conv with its shared prefixes (lengths x 0.005, 10x slower);
+  3-turn chats (4 users). The sizes keep every shape within this CPU model's reach
+  (~7 ms per prompt token on one thread of a loaded 2-core machine); they were set from
+  the lengths and the predicted load, before any shape was measured.
 
-Printed per level: TPOT p50 and TTFT p50 predicted / measured / error, tok/s, and
-goodput under the run's SLO. Targets: TPOT p50 within 10 %, TTFT p50 within 15 %,
-goodput within 10 %. Where a level misses, the line names the mechanism the model
-lacks (read from the sign and the level's shape); no constant is tuned to the check.
-
-The engine folder and the run must be the same model and threads (refused otherwise,
-as by simulate, unless --force). On a machine shared with other work the engine's and
-the server's timings are both noisy: read the errors with the baseline's
-`cpu_fraction` and the run's own warnings beside them.
+Targets (issue 26): TPOT p50 within 10 %, TTFT p50 within 15 %, TTFT p99 within 25 %,
+goodput within 10 % (or both 0), max load equal. Writes DIR/accuracy.json (every
+number printed) beside each shape's predicted and measured summary.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import json
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
-from inferlab.commands.common import TIME
-from inferlab.engines.llama_bench import load_engine_bench
-from inferlab.errors import InferlabError
-from inferlab.rundir import load_summary
-from inferlab.sim.baseline import check_same_server
-from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.predict import measure_overhead, predict, run_levels, with_prediction
-from inferlab.sim.stepmodel import StepChoice
-from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
-from inferlab.slo.grammar import parse_slo
+from inferlab.jsonio import loads_strict, write_json
 from inferlab.summary import LevelSummary, RunSummary
 
-TPOT_TARGET, TTFT_TARGET, GOODPUT_TARGET = 0.10, 0.15, 0.10
+TPOT, TTFT50, TTFT99, GOOD = 0.10, 0.15, 0.25, 0.10
+SLO = "ttft=2s,tpot=150ms"  # the demo's: reading speed, a chat's first token
+MAX_LOAD_SLOS = ("ttft=1s,tpot=100ms", "ttft=4s,tpot=250ms")
+MIXED = ("--prompt-tokens", "uniform:8:96", "--output-tokens", "uniform:8:48")
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    name: str
+    flags: tuple[str, ...]
+    kind: str  # closed, open, trace, chat: which mechanisms can move it
 
 
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("dirs", type=Path, nargs="+", help="DEMO_DIR, or ENGINE_DIR RUN_DIR")
-    p.add_argument("--parallel", type=int, help="the server's slots (the demo's: its top c)")
-    p.add_argument("--ctx-size", type=int, help="the server's context (parallel x 1024)")
-    p.add_argument("--serving-overhead", type=TIME, help="a stated overhead per step")
-    p.add_argument("--overhead-from", help="levels to measure the overhead at, e.g. c=1")
-    p.add_argument("--repredict", action="store_true", help="ignore the stored predictions")
-    p.add_argument("--force", action="store_true")
+    p.add_argument("--out", type=Path, required=True, help="results folder (must not exist)")
+    p.add_argument("--profile", type=Path, help="an `inferlab profile` folder (else profile)")
+    p.add_argument("--url", help="a llama-server already running (else one is started)")
+    p.add_argument("--requests", type=int, default=24, help="open-loop requests per level (24)")
+    p.add_argument("--trace-seconds", type=int, default=20, help="seconds of each trace (20)")
+    p.add_argument("--parallel", type=int, default=8, help="server slots (8)")
+    p.add_argument("--ctx-per-slot", type=int, default=1024)
+    p.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    p.add_argument("--no-max-load", action="store_true", help="skip the two max-load searches")
+    p.add_argument("--only", help="comma-separated shape names (all)")
     return p.parse_args()
 
 
-def repredict(a: argparse.Namespace, engine_dir: Path, run: RunSummary) -> RunSummary:
-    """The run's closed-loop and Poisson levels predicted here from the engine folder."""
-    eb = load_engine_bench(engine_dir)
-    check_same_server(eb, StepChoice(force=a.force), run)
-    top = max((int(lv.concurrency or 0) for lv in run.levels), default=4)
-    knobs = LlamaCppKnobs(a.parallel or top or 4, ctx_size=a.ctx_size)
-    model = EngineStepTime(fit_engine(eb), a.serving_overhead or 0.0, force=a.force)
-    fitted: list[str] = []
-    if a.overhead_from:
-        fitted = a.overhead_from.split(",")
-        over, how = measure_overhead(model, knobs, run, fitted)
-        model = EngineStepTime(model.fit, over, force=a.force, overhead_source=how)
-    print(f"engine: {eb.gguf}, {eb.threads} thread(s), CPU {eb.cpu_fraction:.0%} of its threads")
-    print("\n".join("  " + line for line in model.describe(knobs.parallel)))
-    judged = next((lv.slo for lv in run.levels if lv.slo is not None), None)
-    slo = parse_slo(judged.slo, judged.min_attainment) if judged else None
-    done = {}
-    for lv, level, reqs in run_levels(run):
-        pred = predict(model, knobs, level, reqs, slo, held_out=lv.label not in fitted)
-        done[lv.label] = with_prediction(lv, pred)
-    return dataclasses.replace(run, levels=tuple(done.values()))
-
-
-def err(x: float | None) -> str:
-    return "     -" if x is None else f"{x:+6.1%}"
-
-
-def mechanism(lv: LevelSummary) -> str:
-    """What the model lacks, named from the sign of the miss and the level's shape."""
-    p = lv.predicted
-    assert p is not None and p.errors is not None
-    e, why = p.errors, []
-    if e.tpot_p50 is not None and e.tpot_p50 < -TPOT_TARGET:
-        srv = lv.server.step_time_s if lv.server else None
-        seen = f" (the server's own step, its /metrics: {srv * 1e3:.1f} ms)" if srv else ""
-        why.append(
-            f"TPOT low: the served step{seen} carries a cost per step the engine alone does "
-            "not (HTTP streaming, sampling, the slot loop, other work on the cores; 0 unless "
-            "calibrated)"
+def closed_shapes(n: int) -> list[Shape]:
+    return [
+        Shape(
+            f"c={c}",
+            (*MIXED, "--concurrency", str(c), "--requests-per-level", str(max(n // 2, 2 * c))),
+            "closed",
         )
-    elif e.tpot_p50 is not None and e.tpot_p50 > TPOT_TARGET:
-        why.append("TPOT high: the engine was measured slower than the server ran (contention)")
-    if e.ttft_p50 is not None and e.ttft_p50 < -TTFT_TARGET:
-        why.append(
-            "TTFT low: a prompt that reaches the server during a step waits for it, and "
-            "queued prompts wait for every step's serving cost"
-            if lv.rate_per_s is not None
-            else "TTFT low: the server's prompt step runs slower than the engine's prefill "
-            "(beside decodes, + HTTP), and a prompt arriving ms after the round's others "
-            "waits a whole prefill step (the model prefills a round together)"
+        for c in (1, 2, 4, 8, 16)
+    ]
+
+
+def open_shapes(n: int, capacity: float) -> list[Shape]:
+    def rate(share: float) -> str:
+        return f"{round(share * capacity, 2):g}"
+
+    per = ("--requests-per-level", str(n))
+    return [
+        Shape("poisson-50%", (*MIXED, "--rate", rate(0.5), *per), "open"),
+        Shape("poisson-90%", (*MIXED, "--rate", rate(0.9), *per), "open"),
+        Shape(
+            "gamma-0.25",
+            (*MIXED, "--arrival", "gamma", "--burstiness", "0.25", "--rate", rate(0.5), *per),
+            "open",
+        ),
+    ]
+
+
+def trace_shapes(seconds: int) -> list[Shape]:
+    """Each trace slice replayed over about `seconds` s, lengths scaled to the CPU model."""
+    code = ("--trace-window", f"0:{seconds}", "--trace-speed", "0.1")  # 12 rows in 1.4 s
+    moon = ("--trace-window", f"0:{seconds / 10:g}", "--trace-speed", "0.1")
+    chat = ("--prompt-tokens", "uniform:8:64", "--output-tokens", "uniform:8:32")
+    return [
+        Shape(
+            "azure-conv",
+            ("--trace", "azure-conv", "--trace-window", f"0:{seconds}", "--length-scale", "0.05"),
+            "trace",
+        ),
+        Shape("azure-code", ("--trace", "azure-code", *code, "--length-scale", "0.05"), "trace"),
+        Shape(
+            "mooncake-conv", ("--trace", "mooncake-conv", *moon, "--length-scale", "0.005"), "trace"
+        ),
+        Shape(
+            "chat-3-turns",
+            ("--turns", "3", "--concurrency", "4", *chat, "--requests-per-level", "24"),
+            "chat",
+        ),
+    ]
+
+
+def inferlab(argv: list[str], log: Path) -> dict[str, Any]:
+    """One inferlab command in its own process; its JSON stdout, its stderr to `log`."""
+    with log.open("a") as err:
+        err.write(f"\n$ inferlab {' '.join(argv)}\n")
+        err.flush()
+        done = subprocess.run(
+            [sys.executable, "-m", "inferlab.cli", *argv],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            timeout=1800,
+            check=False,
         )
-    elif e.ttft_p50 is not None and e.ttft_p50 > TTFT_TARGET:
-        why.append("TTFT high: the server prefilled faster than the engine-bench fit")
-    good, tps = e.goodput_requests_per_s, e.tokens_per_s
-    if good is not None and abs(good) > GOODPUT_TARGET:
-        if tps is not None and abs(good - tps) < 0.02:
-            why.append("goodput: every request within the SLO on both sides: the tok/s error")
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"inferlab {argv[0]} failed (exit {done.returncode}); see {log}")
+    out: dict[str, Any] = loads_strict(done.stdout)
+    return out
+
+
+def predict(profile: Path, flags: tuple[str, ...], out: Path, log: Path, slo: str) -> RunSummary:
+    argv = ["simulate", "--profile", str(profile), *flags, "--slo", slo, "--json"]
+    s = inferlab([*argv, "--out", str(out)], log)
+    summary: RunSummary = RunSummary.from_json(s)
+    return summary
+
+
+def measure(url: str, flags: tuple[str, ...], out: Path, log: Path, slo: str) -> RunSummary:
+    argv = ["bench", "--url", url, *flags, "--slo", slo, "--warmup", "0", "--no-plots"]
+    s = inferlab([*argv, "--json", "--out", str(out)], log)
+    summary: RunSummary = RunSummary.from_json(s)
+    return summary
+
+
+def rel(p: float | None, m: float | None) -> float | None:
+    if p is None or m is None:
+        return None
+    if m == 0:
+        return 0.0 if p == 0 else None
+    return (p - m) / m
+
+
+def good(lv: LevelSummary) -> float | None:
+    return lv.slo.goodput_requests_per_s if lv.slo else None
+
+
+def compare(p: LevelSummary, m: LevelSummary) -> dict[str, Any]:
+    """Predicted, measured and error for each quantity the targets name."""
+    pairs = {
+        "tpot_p50_s": (p.tpot_s.p50, m.tpot_s.p50),
+        "ttft_p50_s": (p.ttft_s.p50, m.ttft_s.p50),
+        "ttft_p99_s": (p.ttft_s.p99, m.ttft_s.p99),
+        "goodput_requests_per_s": (good(p), good(m)),
+        "tokens_per_s": (p.output_tokens_per_s_total, m.output_tokens_per_s_total),
+        "prefix_hit_ratio": (p.prefix_cache_hit_ratio, m.prefix_cache_hit_ratio),
+    }
+    out = {k: {"predicted": a, "measured": b, "error": rel(a, b)} for k, (a, b) in pairs.items()}
+    srv = m.server.step_time_s if m.server else None
+    out["server_step_s"] = srv
+    return out
+
+
+def misses(row: dict[str, Any]) -> list[str]:
+    e = {k: row[k]["error"] for k in ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s")}
+    for k in list(e):  # neither side has it (one-token replies have no TPOT): nothing to miss
+        if row[k]["predicted"] is None and row[k]["measured"] is None:
+            del e[k]
+    g = row["goodput_requests_per_s"]
+    limits = {"tpot_p50_s": TPOT, "ttft_p50_s": TTFT50, "ttft_p99_s": TTFT99}
+    out = [k for k in e if e[k] is None or abs(e[k]) > limits[k]]
+    both_zero = not g["predicted"] and not g["measured"]
+    if not both_zero and (g["error"] is None or abs(g["error"]) > GOOD):
+        out.append("goodput")
+    return out
+
+
+def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
+    """The mechanisms that move a miss this way, from its sign and the shape's kind."""
+    why = []
+    tpot = row["tpot_p50_s"]["error"]
+    if "tpot_p50_s" in missed and tpot is not None:
+        if tpot < 0:
+            step = row["server_step_s"]
+            seen = f" (server's own step {step * 1e3:.1f} ms)" if step else ""
+            why.append(
+                f"TPOT low: decode steps ran slower than profiled{seen}: other work on the "
+                "cores during the shape, or prompt steps beside the decoders costing more "
+                "than the fit's prompt terms" + ("" if kind == "closed" else " (arrivals mix)")
+            )
         else:
-            why.append("goodput: latencies near the SLO's limits put requests across them")
+            why.append("TPOT high: the decode step ran faster than profiled (less contention)")
+    t50 = row["ttft_p50_s"]["error"]
+    if {"ttft_p50_s", "ttft_p99_s"} & set(missed) and t50 is not None:
+        q = "queueing amplifies a small step error near capacity; " if kind != "closed" else ""
+        why.append(
+            f"TTFT {'low' if t50 < 0 else 'high'}: {q}per-request cost and prefill step as "
+            "profiled on lone requests"
+            + ("; a prompt arriving mid-step waits for it" if kind != "closed" else "")
+        )
+    hit = row["prefix_hit_ratio"]
+    if hit["predicted"] is not None or hit["measured"] is not None:
+        why.append(
+            f"prefix cache: predicted hit {fmt(hit['predicted'], '.2f')}, "
+            f"server {fmt(hit['measured'], '.2f')}"
+        )
+    if "goodput" in missed:
+        why.append("goodput: requests near the SLO's limits cross them")
     return "; ".join(why)
 
 
-def table(run: RunSummary) -> int:
-    print(f"{'':>11} {'':>5} {'TPOT p50 ms':^22}  {'TTFT p50 s':^22}  {'tok/s':^20}  goodput")
-    cols = f"{'pred':>7} {'meas':>7} {'err':>6}"
-    print(f"{'level':>11} {'role':>5} {cols}  {cols}  {cols[2:]}  {cols[2:]}")
-    misses = 0
-    for lv in run.levels:
-        p = lv.predicted
-        if p is None or p.errors is None:
-            continue
-        e = p.errors
-        good = lv.slo.goodput_requests_per_s if lv.slo else None
-        print(
-            f"{lv.label:>11} {'held' if p.held_out else 'fit':>5} "
-            f"{(p.tpot_s.p50 or 0) * 1e3:7.1f} {(lv.tpot_s.p50 or 0) * 1e3:7.1f} {err(e.tpot_p50)}"
-            f"  {p.ttft_s.p50 or 0:7.3f} {lv.ttft_s.p50 or 0:7.3f} {err(e.ttft_p50)}"
-            f"  {p.tokens_per_s:6.1f} {lv.output_tokens_per_s_total:6.1f} {err(e.tokens_per_s)}"
-            f"  {p.goodput_requests_per_s or 0:6.2f} {good or 0:6.2f} "
-            f"{err(e.goodput_requests_per_s)}"
-        )
-        why = mechanism(lv) if p.held_out else ""
-        if why:
-            misses += 1
-            print(f"{'':>17} miss: {why}")
-    print(
-        f"targets: TPOT p50 within {TPOT_TARGET:.0%}, TTFT p50 within {TTFT_TARGET:.0%}, goodput "
-        f"within {GOODPUT_TARGET:.0%}; held-out levels missing a target: {misses}"
+def fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def err(x: float | None) -> str:
+    return "     -" if x is None else f"{x:+6.0%}"
+
+
+def print_row(name: str, row: dict[str, Any]) -> None:
+    cells = []
+    for k, scale, spec in (
+        ("tpot_p50_s", 1e3, "7.1f"),
+        ("ttft_p50_s", 1e3, "7.0f"),
+        ("ttft_p99_s", 1e3, "7.0f"),
+        ("goodput_requests_per_s", 1, "6.2f"),
+    ):
+        c = row[k]
+        p = None if c["predicted"] is None else c["predicted"] * scale
+        m = None if c["measured"] is None else c["measured"] * scale
+        cells.append(f"{fmt(p, spec):>7} {fmt(m, spec):>7} {err(c['error'])}")
+    print(f"{name:>14}  " + "  ".join(cells), flush=True)
+
+
+def header() -> None:
+    top = "".join(
+        f"  {q:^22}" for q in ("TPOT p50 ms", "TTFT p50 ms", "TTFT p99 ms", "goodput req/s")
     )
-    return 0
+    print(f"{'':>14}{top}")
+    print(
+        f"{'shape':>14}  " + "  ".join(f"{'pred':>7} {'meas':>7} {'err':>6}" for _ in range(4)),
+        flush=True,
+    )
+
+
+def capacity(profile: Path, parallel: int, out: Path, log: Path) -> float:
+    """Predicted req/s with every slot busy on the suite's mixed lengths."""
+    flags = (*MIXED, "--concurrency", str(parallel), "--requests-per-level", str(4 * parallel))
+    s = predict(profile, flags, out / "capacity", log, SLO)
+    lv = s.levels[0]
+    mean_out = (8 + 48) / 2
+    return lv.output_tokens_per_s_total / mean_out
+
+
+def run_shape(sh: Shape, profile: Path, url: str, out: Path, log: Path) -> dict[str, Any]:
+    d = out / sh.name
+    d.mkdir(parents=True)
+    t0 = time.perf_counter()
+    p = predict(profile, sh.flags, d / "predicted", log, SLO).levels[0]  # before measuring
+    m = measure(url, sh.flags, d / "measured", log, SLO).levels[0]
+    row = compare(p, m)
+    row["missed"] = misses(row)
+    row["mechanism"] = mechanism(sh.kind, row, row["missed"]) if row["missed"] else ""
+    row["flags"] = list(sh.flags)
+    row["wall_s"] = time.perf_counter() - t0
+    print_row(sh.name, row)
+    if row["mechanism"]:
+        print(f"{'':>16}miss ({', '.join(row['missed'])}): {row['mechanism']}", flush=True)
+    return row
+
+
+def max_load(profile: Path, url: str, out: Path, log: Path, slo: str, i: int) -> dict[str, Any]:
+    flags = (
+        *MIXED,
+        "--find-max-load",
+        "concurrency",
+        "--concurrency",
+        "1,16",
+        "--requests-per-level",
+        "16",
+        "--search-max-levels",
+        "5",
+    )
+    p = predict(profile, flags, out / f"max-load-{i}" / "predicted", log, slo).max_load
+    m = measure(url, flags, out / f"max-load-{i}" / "measured", log, slo).max_load
+    row = {"slo": slo, "predicted": p.value if p else None, "measured": m.value if m else None}
+    row["equal"] = row["predicted"] == row["measured"]
+    print(
+        f"  max concurrency within {slo}: predicted {row['predicted']}, "
+        f"measured {row['measured']} ({'equal' if row['equal'] else 'MISS'})",
+        flush=True,
+    )
+    return row
+
+
+def profile_server(url: str, out: Path, threads: int, log: Path) -> Path:
+    d = out / "profile"
+    print(f"profiling {url} (the fixed probes, budget 1) ...", flush=True)
+    with log.open("a") as f:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "inferlab.cli",
+                "profile",
+                "--url",
+                url,
+                "--out",
+                str(d),
+                "--threads",
+                str(threads),
+            ],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=900,
+        )
+    return d
+
+
+def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
+    prof = a.profile or profile_server(url, a.out, a.threads, log)
+    cap = capacity(prof, a.parallel, a.out, log)
+    print(f"predicted capacity at c={a.parallel}: {cap:.2f} req/s (mixed lengths)", flush=True)
+    shapes = [
+        *closed_shapes(a.requests),
+        *open_shapes(a.requests, cap),
+        *trace_shapes(a.trace_seconds),
+    ]
+    if a.only:
+        keep = set(a.only.split(","))
+        shapes = [s for s in shapes if s.name in keep]
+    header()
+    rows = {sh.name: run_shape(sh, prof, url, a.out, log) for sh in shapes}
+    loads = (
+        []
+        if a.no_max_load
+        else [max_load(prof, url, a.out, log, s, i) for i, s in enumerate(MAX_LOAD_SLOS)]
+    )
+    fit = json.loads((Path(prof) / "profile.json").read_text())
+    return {
+        "profile": str(prof),
+        "profile_wall_s": fit["wall_s"],
+        "capacity_req_per_s": cap,
+        "shapes": rows,
+        "max_load": loads,
+    }
+
+
+def summary_line(res: dict[str, Any]) -> None:
+    rows = res["shapes"]
+    n = len(rows)
+    for k, lim in (("tpot_p50_s", TPOT), ("ttft_p50_s", TTFT50), ("ttft_p99_s", TTFT99)):
+        ok = sum(1 for r in rows.values() if k not in r["missed"])
+        print(f"  {k[:-2]} within {lim:.0%}: {ok} of {n} shapes")
+    ok = sum(1 for r in rows.values() if "goodput" not in r["missed"])
+    print(f"  goodput within {GOOD:.0%} (or both 0): {ok} of {n} shapes")
+    eq = sum(1 for r in res["max_load"] if r["equal"])
+    print(f"  max load equal: {eq} of {len(res['max_load'])} SLOs")
+
+
+@dataclasses.dataclass(frozen=True)
+class Running:
+    base_url: str  # a server started elsewhere (--url)
 
 
 def main() -> int:
+    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+
     a = parse()
-    if len(a.dirs) > 2:
-        raise InferlabError("give DEMO_DIR, or ENGINE_DIR RUN_DIR")
-    run_dir = a.dirs[-1]
-    run = load_summary(run_dir)
-    stored = any(lv.predicted is not None for lv in run.levels)
-    if len(a.dirs) == 2 or a.repredict or not stored:
-        run = repredict(a, a.dirs[0], run)
-    else:
-        first = next(lv.predicted for lv in run.levels if lv.predicted is not None)
-        print(f"predicted by the demo before measuring, from {first.source}")
-        if run.levels and run.levels[0].slo is not None:
-            print(f"SLO: {run.levels[0].slo.slo}")
-    return table(run)
+    a.out.mkdir(parents=True)
+    log = a.out / "commands.log"
+    load0 = Path("/proc/loadavg").read_text().split()[:3]
+    opts = ServerOptions(
+        parallel=a.parallel,
+        ctx_per_slot=a.ctx_per_slot,
+        threads=a.threads,
+        log_path=a.out / "llama-server.log",
+    )
+    t0 = time.perf_counter()
+    with contextlib.nullcontext(Running(a.url)) if a.url else LlamaServer(opts) as srv:
+        print(
+            f"llama-server {srv.base_url}: {a.parallel} slots, {a.threads} thread(s); "
+            f"load average {' '.join(load0)}",
+            flush=True,
+        )
+        res = suite(a, srv.base_url, log)
+    res |= {"load_before": load0, "load_after": Path("/proc/loadavg").read_text().split()[:3]}
+    res |= {
+        "wall_s": time.perf_counter() - t0,
+        "date_unix_s": time.time(),
+        "cores": os.cpu_count(),
+        "argv": sys.argv[1:],
+    }
+    write_json(a.out / "accuracy.json", res)
+    print(
+        f"load average before {' '.join(res['load_before'])}, "
+        f"after {' '.join(res['load_after'])}; {res['wall_s']:.0f} s"
+    )
+    summary_line(res)
+    return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except InferlabError as e:
-        print(f"predict_accuracy: {e}", file=sys.stderr)
-        sys.exit(2)
+    sys.exit(main())

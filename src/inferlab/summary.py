@@ -247,6 +247,8 @@ class Predicted(JsonRecord):
     goodput_requests_per_s: float | None = optional()  # under the run's SLO
     requests: Count | None = optional()  # request specs predicted (the ones bench sends)
     errors: PredictionErrors | None = optional()
+    # cached / prompt tokens the simulated prefix cache served (prompts sharing a prefix)
+    prefix_hit_ratio: float | None = optional()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -165,7 +165,8 @@ class SpecTags:
 def summarize_result(
     result: SimResult, load: Level, times: TokenTimes | None = None, stall_factor: float = 5.0
 ) -> LevelSummary:
-    """The level block of summary.json for a simulated run."""
+    """The level block of summary.json for a simulated run (its prefix-cache hit ratio:
+    the simulator's, where prompts carried their identity, as the server reports one)."""
     cols = columns(result, times or TokenTimes.of(result))
     level = summarize_columns(load.label, load.summary_kind, load.value, cols, stall_factor)
     return replace(
@@ -174,6 +175,7 @@ def summarize_result(
         steps=result.steps,
         client=ClientStats.idle(),
         injected_requests=sum(1 for r in result.requests if r.injected),
+        prefix_cache_hit_ratio=result.predicted_hit_ratio,
     )
 
 

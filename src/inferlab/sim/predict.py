@@ -36,7 +36,9 @@ from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
+from inferlab.sim.request import NO_COSTS, RequestCosts
 from inferlab.sim.steptime_engine import EngineStepTime
+from inferlab.sim.steptime_profile import ProfileStepTime
 from inferlab.summary import (
     LevelSummary,
     Predicted,
@@ -50,8 +52,22 @@ if TYPE_CHECKING:
     from inferlab.slo.grammar import Slo
 
 
-def describe_source(model: EngineStepTime, knobs: LlamaCppKnobs) -> str:
+StepSource = EngineStepTime | ProfileStepTime  # the engine alone, or the served profile
+
+
+def describe_source(model: StepSource, knobs: LlamaCppKnobs) -> str:
     """What a prediction is made from, in one phrase."""
+    policy = (
+        f"llama.cpp policy, --parallel {knobs.parallel}, slot ctx {knobs.slot_ctx_tokens}, "
+        f"n_batch {knobs.n_batch}, n_ubatch {knobs.n_ubatch}"
+    )
+    if isinstance(model, ProfileStepTime):
+        f = model.fit
+        return (
+            f"the served profile ({model.source}): step and per-request costs "
+            f"({f.request_overhead_s * 1e3:.1f} ms + "
+            f"{f.request_per_prompt_token_s * 1e3:.3f} ms/prompt token); {policy}"
+        )
     over = model.serving_overhead_s
     how = model.overhead_source or "none given"
     return (
@@ -63,20 +79,38 @@ def describe_source(model: EngineStepTime, knobs: LlamaCppKnobs) -> str:
 
 
 def predict_config(
-    model: EngineStepTime, knobs: LlamaCppKnobs, slo: Slo | None = None
+    model: StepSource,
+    knobs: LlamaCppKnobs,
+    slo: Slo | None = None,
+    costs: RequestCosts = NO_COSTS,
 ) -> SimConfig:
-    """The simulation a prediction runs: llama-server's scheduler at `knobs`, the engine's
-    step times, the SLO it is judged against."""
-    return SimConfig(model, knobs.policy(), slo=slo)
+    """The simulation a prediction runs: llama-server's scheduler at `knobs`, the step
+    times (and a profile's per-request costs), the SLO it is judged against."""
+    return SimConfig(model, knobs.policy(), slo=slo, costs=costs)
+
+
+def predicted_of(lv: LevelSummary, source: str, held_out: bool, requests: int) -> Predicted:
+    """A simulated level as the `predicted` block of the level it predicts."""
+    return Predicted(
+        ttft_s=PredictedQuantiles(p50=lv.ttft_s.p50, p99=lv.ttft_s.p99),
+        tpot_s=PredictedQuantiles(p50=lv.tpot_s.p50),
+        tokens_per_s=lv.output_tokens_per_s_total,
+        source=source,
+        held_out=held_out,
+        goodput_requests_per_s=lv.slo.goodput_requests_per_s if lv.slo else None,
+        requests=requests,
+        prefix_hit_ratio=lv.prefix_cache_hit_ratio,
+    )
 
 
 def predict(
-    model: EngineStepTime,
+    model: StepSource,
     knobs: LlamaCppKnobs,
     level: Level,
     reqs: Requests,
     slo: Slo | None = None,
     held_out: bool = True,
+    costs: RequestCosts = NO_COSTS,
 ) -> Predicted:
     """Simulate `level`'s request specs on llama-server's scheduler with the engine's step
     times (closed loop: `level.value` users sharing the specs' queue, starting together;
@@ -85,30 +119,25 @@ def predict(
         raise InferlabError(f"level {level.label}: no requests to predict")
     if reqs.message_tokens is not None:
         raise InferlabError(f"level {level.label}: conversations are not predicted here")
-    sl = simulate_level(predict_config(model, knobs, slo), level, reqs)
-    lv = sl.summary
-    return Predicted(
-        ttft_s=PredictedQuantiles(p50=lv.ttft_s.p50, p99=lv.ttft_s.p99),
-        tpot_s=PredictedQuantiles(p50=lv.tpot_s.p50),
-        tokens_per_s=lv.output_tokens_per_s_total,
-        source=describe_source(model, knobs),
-        held_out=held_out,
-        goodput_requests_per_s=lv.slo.goodput_requests_per_s if lv.slo else None,
-        requests=len(sl.result.requests),
-    )
+    sl = simulate_level(predict_config(model, knobs, slo, costs), level, reqs)
+    source = describe_source(model, knobs)
+    return predicted_of(sl.summary, source, held_out, len(sl.result.requests))
 
 
 @dataclass(frozen=True, slots=True)
 class Predictor:
-    """The engine-alone model and a server's scheduler, with the SLO it is judged against
-    (the demo predicts every level with one before measuring it)."""
+    """The step model (the engine alone, or the served profile with its per-request costs)
+    and a server's scheduler, with the SLO it is judged against (the demo predicts every
+    level with one before measuring it)."""
 
-    model: EngineStepTime
+    model: StepSource
     knobs: LlamaCppKnobs
     slo: Slo | None
+    costs: RequestCosts = NO_COSTS
 
     def predict(self, workload: Workload, level: Level) -> Predicted:
-        return predict(self.model, self.knobs, level, workload.requests(level), self.slo)
+        reqs = workload.requests(level)
+        return predict(self.model, self.knobs, level, reqs, self.slo, costs=self.costs)
 
 
 def _rel(pred: float | None, meas: float | None) -> float | None:
