@@ -2,10 +2,12 @@
 
 probe -> floor for the served GGUF on `this-machine` -> the engine alone (engine-bench)
 -> every level predicted from it before any request (sim/predict.py) -> a real
-llama.cpp server -> a concurrency sweep (short prompts, forced outputs), a Poisson
-level at 70 % of the predicted capacity, then 30 s of real traffic (a slice of the
-Azure conversation trace, see demo_trace.py) -> predicted vs measured, table,
-reading, report.
+llama.cpp server -> its served profile, every level and the max load within the SLO
+predicted from it before any level is measured (demo_profile.py) -> a concurrency
+sweep (short prompts, forced outputs), a Poisson level at 70 % of the predicted
+capacity, then 30 s of real traffic (a slice of the Azure conversation trace, see
+demo_trace.py) -> the max load searched on the server -> predicted vs measured,
+table, reading, report.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from inferlab.commands.demo_trace import (
     trace_line,
     with_trace_level,
 )
-from inferlab.console.predict_text import comparison_lines, prediction_lines, slo_line
+from inferlab.console.predict_text import prediction_lines, slo_line
 from inferlab.console.progress import ProgressHooks
 from inferlab.errors import InferlabError
 from inferlab.runfolder import claim_run_folder
@@ -284,6 +286,7 @@ def _serve_and_sweep(
     with LlamaServer(opts) as srv:
         extra["llama_server"] = " ".join(srv.command()[1:])
         cfg.url = srv.base_url
+        profiled = _profile_step(cfg, srv.base_url, args.out, threads, opts)
         from inferlab.watch.background import BackgroundWatch
 
         # `inferlab watch` beside the sweep: live MBU on the progress bar, recorded for the report
@@ -292,15 +295,28 @@ def _serve_and_sweep(
         watched = EngineFloor.of(floor, engine)  # the engine alone: one verdict with the report
         with BackgroundWatch(srv.base_url, watched, args.out / "watch.jsonl", 0.5, 3.0) as w:
             result = execute(cfg, no_plots=True, hooks=_WatchServer(srv, w), wide=args.wide)
-    if preds:  # the measured levels with what was predicted for them, and the errors
-        from inferlab.bench.benchmark import write_summary
-        from inferlab.sim.predict import attach
+        searched = None
+        if profiled is not None:
+            from inferlab.commands.demo_profile import searched_max
 
-        result.summary = attach(result.summary, preds)
+            searched = searched_max(cfg, args.quick, _WatchServer(srv))[1]
+    if preds or profiled is not None:  # the measured levels with their predictions and errors
+        from inferlab.bench.benchmark import write_summary
+        from inferlab.commands.demo_profile import compared
+
+        result.summary, lines = compared(result.summary, preds, profiled, searched)
         write_summary(result.summary_path, result.summary)
-        for line in comparison_lines(result.summary):
+        for line in lines:
             print("  " + line)
     return result
+
+
+def _profile_step(cfg: Any, url: str, out: Path, threads: int, opts: Any) -> Any:
+    """The served engine profiled, every level predicted from it (commands/demo_profile.py)."""
+    from inferlab.commands.demo_profile import plan_from_profile
+
+    ctx = opts.parallel * opts.ctx_per_slot
+    return plan_from_profile(cfg, url, out, threads, opts.parallel, ctx)
 
 
 def run(args: argparse.Namespace) -> int:

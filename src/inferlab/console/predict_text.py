@@ -39,7 +39,11 @@ def prediction_lines(preds: dict[str, Predicted]) -> list[str]:
     return lines
 
 
-def comparison_lines(summary: RunSummary) -> list[str]:
+ENGINE_ALONE = "engine alone, no serving overhead"
+PROFILED = "the served profile: its step model and per-request costs"
+
+
+def comparison_lines(summary: RunSummary, source: str = ENGINE_ALONE) -> list[str]:
     """After the sweep: predicted, measured and the error, per level and quantity."""
     from inferlab.report.predicted import prediction_table
 
@@ -47,7 +51,23 @@ def comparison_lines(summary: RunSummary) -> list[str]:
     if not table:
         return []
     return [
-        "predicted before measuring (engine alone, no serving overhead) vs measured; "
+        f"predicted before measuring ({source}) vs measured; "
         "err = (predicted - measured) / measured:",
         *table,
     ]
+
+
+def hit_ratio_lines(summary: RunSummary) -> list[str]:
+    """The prefix-cache hit ratio predicted beside the server's, where either has one."""
+    out = []
+    for lv in summary.levels:
+        pred = lv.predicted.prefix_hit_ratio if lv.predicted else None
+        meas, implied = lv.prefix_cache_hit_ratio, lv.prefix_cache_hit_ratio_implied
+        if pred is None and meas is None:
+            continue
+        shown = [f"{x:.0%}" if x is not None else "-" for x in (pred, meas, implied)]
+        out.append(
+            f"prefix cache hits {lv.label}: predicted {shown[0]}, server {shown[1]} "
+            f"(a perfect cache: {shown[2]})"
+        )
+    return out
