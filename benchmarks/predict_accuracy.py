@@ -62,6 +62,9 @@ class Shape:
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--out", type=Path, required=True, help="results folder (must not exist)")
+    p.add_argument(
+        "--table", action="store_true", help="print the tables of --out's accuracy.json again"
+    )
     p.add_argument("--profile", type=Path, help="an `inferlab profile` folder (else profile)")
     p.add_argument("--url", help="a llama-server already running (else one is started)")
     p.add_argument("--requests", type=int, default=24, help="open-loop requests per level (24)")
@@ -214,14 +217,10 @@ def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
             )
         else:
             why.append("TPOT high: the decode step ran faster than profiled (less contention)")
-    t50 = row["ttft_p50_s"]["error"]
-    if {"ttft_p50_s", "ttft_p99_s"} & set(missed) and t50 is not None:
-        q = "queueing amplifies a small step error near capacity; " if kind != "closed" else ""
-        why.append(
-            f"TTFT {'low' if t50 < 0 else 'high'}: {q}per-request cost and prefill step as "
-            "profiled on lone requests"
-            + ("; a prompt arriving mid-step waits for it" if kind != "closed" else "")
-        )
+    for k in ("ttft_p50_s", "ttft_p99_s"):
+        e = row[k]["error"]
+        if k in missed and e is not None:
+            why.append(ttft_why(kind, k[5:8], e))
     hit = row["prefix_hit_ratio"]
     if hit["predicted"] is not None or hit["measured"] is not None:
         why.append(
@@ -231,6 +230,20 @@ def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
     if "goodput" in missed:
         why.append("goodput: requests near the SLO's limits cross them")
     return "; ".join(why)
+
+
+def ttft_why(kind: str, q: str, e: float) -> str:
+    """What moves a TTFT quantile this way for a shape of this kind."""
+    if kind == "closed":
+        how = "per-request cost and prompt steps as profiled; rounds of prompts that queue"
+    else:
+        how = (
+            "queueing amplifies a small step error near capacity; a prompt arriving "
+            "mid-step waits for it; per-request cost as profiled"
+        )
+        if kind in ("trace", "chat"):
+            how += "; prompts reusing a cached prefix"
+    return f"TTFT {q} {'low' if e < 0 else 'high'}: {how}"
 
 
 def fmt(x: float | None, spec: str) -> str:
@@ -388,10 +401,41 @@ class Running:
     base_url: str  # a server started elsewhere (--url)
 
 
+def reprint(out: Path) -> int:
+    """The tables of a finished run, from its accuracy.json (misses named again)."""
+    res = json.loads((out / "accuracy.json").read_text())
+    kinds = {"c=": "closed", "poi": "open", "gam": "open", "cha": "chat"}
+    print(
+        f"profile {res['profile']} ({res['profile_wall_s']:.0f} s of probes); "
+        f"predicted capacity {res['capacity_req_per_s']:.2f} req/s"
+    )
+    header()
+    for name, row in res["shapes"].items():
+        row["missed"] = misses(row)
+        kind = next((k for p, k in kinds.items() if name.startswith(p)), "trace")
+        row["mechanism"] = mechanism(kind, row, row["missed"]) if row["missed"] else ""
+        print_row(name, row)
+        if row["mechanism"]:
+            print(f"{'':>16}miss ({', '.join(row['missed'])}): {row['mechanism']}")
+    for r in res["max_load"]:
+        print(
+            f"  max concurrency within {r['slo']}: predicted {r['predicted']}, "
+            f"measured {r['measured']}"
+        )
+    print(
+        f"load average before {' '.join(res['load_before'])}, "
+        f"after {' '.join(res['load_after'])}; {res['wall_s']:.0f} s"
+    )
+    summary_line(res)
+    return 0
+
+
 def main() -> int:
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
     a = parse()
+    if a.table:
+        return reprint(a.out)
     a.out.mkdir(parents=True)
     log = a.out / "commands.log"
     load0 = Path("/proc/loadavg").read_text().split()[:3]

@@ -95,3 +95,21 @@ def test_plan_states_its_basis_as_profiled(run_cli: Any, tmp_path: Path) -> None
         "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20",
     )  # fmt: skip
     assert code == 0 and "basis: the served engine's step and request costs profiled" in out
+
+
+def test_a_simulated_level_states_its_prefix_cache_hit_ratio(run_cli: Any) -> None:
+    # one slot, one user, three prompts of 96 tokens opening with the same 64: the slot
+    # keeps the first prompt, the next two reuse its 64 shared tokens (128 of 288)
+    code, out, err = run_cli(
+        "simulate", "--policy", "llama.cpp", "--parallel", "1", "--model", "smollm2-135m",
+        "--hardware", "h100-sxm", "--users", "1", "--requests-per-user", "3",
+        "--prefix-groups", "1", "--prefix-tokens", "64", "--prompt-tokens", "96",
+        "--output-tokens", "4", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert loads_strict(out)["levels"][0]["prefix_cache_hit_ratio"] == pytest.approx(128 / 288)
+    code, out, _ = run_cli(
+        "simulate", "--model", "smollm2-135m", "--hardware", "h100-sxm", "--users", "1",
+        "--prompt-tokens", "96", "--output-tokens", "4", "--json",
+    )  # fmt: skip
+    assert "prefix_cache_hit_ratio" not in loads_strict(out)["levels"][0]  # nothing shared
