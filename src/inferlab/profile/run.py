@@ -91,7 +91,7 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
     t_start = time.perf_counter()
     say = cfg.progress or (lambda _: None)
     headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
-    async with aiohttp.ClientSession(connector=make_connector(64)) as session:
+    async with aiohttp.ClientSession(connector=make_connector(64, keepalive=False)) as session:
         info = await probe_server(session, cfg.url, headers)
         model = pick_model(info, cfg.model)
         props = await asyncio.to_thread(fetch_props, props_url(cfg.url), headers, 10.0)
