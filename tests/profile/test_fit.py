@@ -77,3 +77,10 @@ def test_batches_past_twice_the_profiled_are_refused_unless_forced() -> None:
     assert any("batches up to 6 sequences are beyond the profiled range (4)" in s for s in lines)
     assert any("prompts up to 1000 tokens are beyond the profiled range (384)" in s for s in lines)
     assert not any("contexts" in s for s in lines)
+
+
+def test_too_few_observations_to_fit_is_one_line() -> None:
+    from inferlab.errors import InferlabError
+
+    with pytest.raises(InferlabError, match="at least 3 timed observations"):
+        fit_profile(scripted_observations()[:2])

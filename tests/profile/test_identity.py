@@ -61,3 +61,23 @@ def test_profile_json_round_trips_and_a_bad_one_is_one_line(tmp_path: Path) -> N
         load_profile(tmp_path)
     with pytest.raises(InferlabError, match="run `inferlab profile --out DIR` first"):
         load_profile(tmp_path / "nowhere")
+
+
+def test_the_identity_is_read_from_llama_servers_real_answers() -> None:
+    """/props and /v1/models as llama-server b11434 (`inferlab serve`) answered them."""
+    import json
+
+    from inferlab.bench.server import ServerInfo
+    from inferlab.profile.run import identity_from
+
+    here = Path(__file__).parent / "fixtures"
+    models = json.loads((here / "v1-models-b11434.json").read_text())
+    props = json.loads((here / "props-b11434.json").read_text())
+    ids = tuple(m["id"] for m in models["data"])
+    info = ServerInfo("http://127.0.0.1:8093/v1", "http://127.0.0.1:8093", ids, "llamacpp", models)
+    ident = identity_from(info, ids[0], props, threads=None)
+    assert ident.model.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert (ident.parallel, ident.ctx_per_slot, ident.build) == (4, 1024, "b0-unknown")
+    assert ident.threads is None  # /props does not say: --threads states it
+    assert identity_from(info, ids[0], props, threads=1).threads == 1
+    check_profile_matches(PROFILE, ident, force=False)  # same model file name, slots

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from inferlab.errors import InferlabError
 from inferlab.jsonrecord import JsonRecord
 from inferlab.profile.record import Observation
 
@@ -126,6 +127,11 @@ def _solve(rows: list[list[float]], y: list[float]) -> tuple[list[float], tuple[
 def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
     """The step model from the observations, with its residual on each of them."""
     obs = [o for o in observations if o.median_s > 0]
+    if len(obs) < 3:
+        raise InferlabError(
+            f"a profile needs at least 3 timed observations to fit, this one has {len(obs)}: "
+            "profile the server again"
+        )
     coef, zeroed = _solve([features(o) for o in obs], [o.median_s for o in obs])
     predicted = [sum(c * x for c, x in zip(coef, features(o), strict=True)) for o in obs]
     residuals = tuple(

@@ -7,8 +7,9 @@ raises ProbeError (one line) and nothing is returned, so nothing is written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,25 +88,30 @@ async def _probe_all(
     return out
 
 
-async def _run(cfg: ProfileConfig) -> ProfileRecord:
-    t_start = time.perf_counter()
-    say = cfg.progress or (lambda _: None)
+@contextlib.asynccontextmanager
+async def connected(cfg: ProfileConfig) -> AsyncIterator[tuple[probes.Client, ServerIdentity]]:
+    """A probe client on the server at cfg.url, and the server's identity."""
     headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
-    async with aiohttp.ClientSession(connector=make_connector(64)) as session:
+    async with aiohttp.ClientSession(connector=make_connector(64, keepalive=False)) as session:
         info = await probe_server(session, cfg.url, headers)
         model = pick_model(info, cfg.model)
         props = await asyncio.to_thread(fetch_props, props_url(cfg.url), headers, 10.0)
         ident = identity_from(info, model, props, cfg.threads)
-        ctx = ident.ctx_per_slot or DEFAULT_CTX
-        plan = make_plan(cfg.budget, ident.parallel or DEFAULT_SLOTS, ctx)
         ep = Endpoint(info.base_url, model, api_key=cfg.api_key, server_kind=info.kind)
         sampler = StepSampler(session, f"{info.root_url}/metrics")
-        c = probes.Client(session, ep, info.root_url, time.perf_counter_ns(), sampler)
-        obs = await _probe_all(c, plan, say)
+        yield probes.Client(session, ep, info.root_url, time.perf_counter_ns(), sampler), ident
+
+
+async def _run(cfg: ProfileConfig) -> ProfileRecord:
+    t_start = time.perf_counter()
+    async with connected(cfg) as (c, ident):
+        ctx = ident.ctx_per_slot or DEFAULT_CTX
+        plan = make_plan(cfg.budget, ident.parallel or DEFAULT_SLOTS, ctx)
+        obs = await _probe_all(c, plan, cfg.progress or (lambda _: None))
     return ProfileRecord(
         schema_version=SCHEMA_VERSION,
         created_unix_s=time.time(),
-        url=info.base_url,
+        url=c.endpoint.base_url,
         server=ident,
         budget=cfg.budget,
         wall_s=time.perf_counter() - t_start,
