@@ -332,6 +332,7 @@ VERB_IMPORT_DEBT = {
     ("demo", "report"): "the demo renders its run as `report` does (render_run)",
     ("demo", "demo_predict"): "the demo's SLO flags, a module of the demo verb",
     ("demo", "demo_trace"): "the demo's trace flags, a module of the demo verb",
+    ("demo", "demo_profile"): "the demo's profile step, a module of the demo verb",
 }
 
 

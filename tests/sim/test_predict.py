@@ -22,7 +22,6 @@ from inferlab.sim.predict import (
     measure_overhead,
     predict,
     predict_config,
-    run_levels,
 )
 from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
@@ -132,19 +131,6 @@ def test_the_overhead_measured_from_a_served_run_is_the_median_gap() -> None:
     over, how = measure_overhead(model(), knobs, run, ["c=4", "c=8"])
     assert over == pytest.approx(max(sum(gaps) / 2, 0.0))  # the median of two
     assert how.startswith("measured from the served run at c=4, c=8")
-
-
-def test_every_level_of_a_run_is_drawn_as_bench_drew_it() -> None:
-    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
-    levels = run_levels(run)
-    assert [lv.label for lv, _, _ in levels] == ["c=1", "c=2", "c=4", "c=8", "c=16"]
-    _, level, reqs = levels[2]
-    assert level == Level("concurrency", 4.0)
-    assert len(reqs) == 16 and set(reqs.prompt_tokens.tolist()) == {32}
-    rated = dataclasses.replace(run.levels[0], label="rate=2/s", concurrency=None, rate_per_s=2.0)
-    (_, level, reqs), *_ = run_levels(dataclasses.replace(run, levels=(rated,)))
-    same = fixed(32, 64, rated.requests_measured, level).requests(level)
-    assert level == Level("rate", 2.0) and reqs.arrival_s.tolist() == same.arrival_s.tolist()
 
 
 def test_errors_against_the_level_measured() -> None:

@@ -196,22 +196,6 @@ def closed_levels(
     return out
 
 
-def run_levels(summary: RunSummary) -> list[tuple[LevelSummary, Level, Requests]]:
-    """Every level of a bench run that can be predicted: closed loops, and Poisson rates
-    (drawn by load/ with the run's seed, as bench drew them)."""
-    w = run_workload(summary)
-    closed = {lv.label: (lv, level, r) for lv, level, r in closed_levels(summary)}
-    out: list[tuple[LevelSummary, Level, Requests]] = []
-    for lv in summary.levels:
-        if lv.label in closed:
-            out.append(closed[lv.label])
-        elif lv.rate_per_s and lv.label.startswith("rate="):
-            level = Level("rate", lv.rate_per_s)
-            n = max(lv.requests_measured, 1)
-            out.append((lv, level, dataclasses.replace(w, requests_per_level=n).requests(level)))
-    return out
-
-
 def measure_overhead(
     model: EngineStepTime, knobs: LlamaCppKnobs, summary: RunSummary, labels: list[str] | None
 ) -> tuple[float, str]:
