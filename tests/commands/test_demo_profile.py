@@ -70,3 +70,21 @@ def test_without_a_profile_the_engine_alone_prediction_is_kept() -> None:
     assert kept.levels[0].predicted is not None and kept.levels[0].predicted.tpot_s.p50 == 0.006
     assert lines[0].startswith("predicted before measuring (engine alone")
     assert not any(x.startswith("max concurrency") for x in lines)
+
+
+def test_the_max_load_is_predicted_by_the_simulators_search_within_the_sweeps_range() -> None:
+    from inferlab.bench.benchmark import BenchConfig
+    from inferlab.commands.demo_profile import predicted_max
+    from inferlab.load.spec import Level
+    from inferlab.slo.grammar import parse_slo
+
+    # the scripted step: 20 ms + 4 ms a decoder (+ context); 64-token replies at 4 users
+    # take ~45 ms a token, at 2 users ~30 ms: a TPOT bound of 35 ms holds 2 users, not 4
+    slo = parse_slo("tpot=35ms")
+    pr = plan({}).predictor
+    pr = dataclasses.replace(pr, slo=slo)
+    levels = [Level("concurrency", c) for c in (1, 2, 4)]
+    cfg = BenchConfig(url="", model=None, levels=levels, prompt_tokens=32, output_tokens=64)
+    cfg.slo = slo
+    assert predicted_max(pr, cfg, 4) == 2.0
+    assert predicted_max(dataclasses.replace(pr, slo=parse_slo("tpot=1s")), cfg, 4) == 4.0

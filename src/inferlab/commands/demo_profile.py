@@ -83,7 +83,8 @@ def predicted_max(pr: Predictor, cfg: BenchConfig, top: int) -> float | None:
 
     sim = predict_config(pr.model, pr.knobs, pr.slo, pr.costs)
     spec = SearchSpec("concurrency", 1.0, float(top), SEARCH_LEVELS)
-    sim = dataclasses.replace(sim, workload=closed_workload(cfg), search=spec)
+    desc = {"step_time_model": "profiled"}
+    sim = dataclasses.replace(sim, workload=closed_workload(cfg), search=spec, description=desc)
     found = search(sim).summary.max_load
     return found.value if found is not None else None
 
