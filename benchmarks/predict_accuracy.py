@@ -141,13 +141,18 @@ def inferlab(argv: list[str], log: Path) -> dict[str, Any]:
             check=False,
         )
     if done.returncode not in (0, 1):
-        raise SystemExit(f"inferlab {argv[0]} failed (exit {done.returncode}); see {log}")
+        last = log.read_text().strip().splitlines()[-1:]
+        raise SystemExit(f"{' '.join(last)} (exit {done.returncode}; the log: {log})")
     out: dict[str, Any] = loads_strict(done.stdout)
     return out
 
 
-def predict(profile: Path, flags: tuple[str, ...], out: Path, log: Path, slo: str) -> RunSummary:
-    argv = ["simulate", "--profile", str(profile), *flags, "--slo", slo, "--json"]
+def predict(
+    basis: tuple[str, ...], flags: tuple[str, ...], out: Path, log: Path, slo: str
+) -> RunSummary:
+    """`basis`: --profile DIR and the server's --parallel and --threads (a profile of
+    another server is refused)."""
+    argv = ["simulate", *basis, *flags, "--slo", slo, "--json"]
     s = inferlab([*argv, "--out", str(out)], log)
     summary: RunSummary = RunSummary.from_json(s)
     return summary
@@ -286,7 +291,7 @@ def header() -> None:
     )
 
 
-def capacity(profile: Path, parallel: int, out: Path, log: Path) -> float:
+def capacity(profile: tuple[str, ...], parallel: int, out: Path, log: Path) -> float:
     """Predicted req/s with every slot busy on the suite's mixed lengths."""
     flags = (*MIXED, "--concurrency", str(parallel), "--requests-per-level", str(4 * parallel))
     s = predict(profile, flags, out / "capacity", log, SLO)
@@ -307,7 +312,9 @@ def served_prompt_ratio(run: Path) -> float | None:
     return served / asked if asked else None
 
 
-def run_shape(sh: Shape, profile: Path, url: str, out: Path, log: Path) -> dict[str, Any]:
+def run_shape(
+    sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path
+) -> dict[str, Any]:
     d = out / sh.name
     d.mkdir(parents=True)
     t0 = time.perf_counter()
@@ -325,7 +332,9 @@ def run_shape(sh: Shape, profile: Path, url: str, out: Path, log: Path) -> dict[
     return row
 
 
-def max_load(profile: Path, url: str, out: Path, log: Path, slo: str, i: int) -> dict[str, Any]:
+def max_load(
+    profile: tuple[str, ...], url: str, out: Path, log: Path, slo: str, i: int
+) -> dict[str, Any]:
     flags = (
         *MIXED,
         "--find-max-load",
@@ -376,7 +385,8 @@ def profile_server(url: str, out: Path, threads: int, log: Path) -> Path:
 
 def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
     prof = a.profile or profile_server(url, a.out, a.threads, log)
-    cap = capacity(prof, a.parallel, a.out, log)
+    basis = ("--profile", str(prof), "--parallel", str(a.parallel), "--threads", str(a.threads))
+    cap = capacity(basis, a.parallel, a.out, log)
     print(f"predicted capacity at c={a.parallel}: {cap:.2f} req/s (mixed lengths)", flush=True)
     shapes = [
         *closed_shapes(a.requests),
@@ -387,11 +397,11 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         keep = set(a.only.split(","))
         shapes = [s for s in shapes if s.name in keep]
     header()
-    rows = {sh.name: run_shape(sh, prof, url, a.out, log) for sh in shapes}
+    rows = {sh.name: run_shape(sh, basis, url, a.out, log) for sh in shapes}
     loads = (
         []
         if a.no_max_load
-        else [max_load(prof, url, a.out, log, s, i) for i, s in enumerate(MAX_LOAD_SLOS)]
+        else [max_load(basis, url, a.out, log, s, i) for i, s in enumerate(MAX_LOAD_SLOS)]
     )
     fit = json.loads((Path(prof) / "profile.json").read_text())
     return {
