@@ -40,6 +40,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,12 @@ def parse() -> argparse.Namespace:
     )
     p.add_argument("--profile", type=Path, help="an `inferlab profile` folder (else profile)")
     p.add_argument("--url", help="a llama-server already running (else one is started)")
+    p.add_argument(
+        "--fake",
+        action="store_true",
+        help="a dry run on the scripted fake server (testing/fake_steps.py): its step costs "
+        "are the step model's own, so the errors measure the harness, not the model",
+    )
     p.add_argument("--requests", type=int, default=24, help="open-loop requests per level (24)")
     p.add_argument("--trace-seconds", type=int, default=20, help="seconds of each trace (20)")
     p.add_argument("--parallel", type=int, default=8, help="server slots (8)")
@@ -396,6 +403,9 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
     if a.only:
         keep = set(a.only.split(","))
         shapes = [s for s in shapes if s.name in keep]
+    if a.fake:  # the scripted fake serves /v1/completions only
+        print("  --fake: the chat shape is skipped (the fake has no chat API)")
+        shapes = [s for s in shapes if s.kind != "chat"]
     header()
     rows = {sh.name: run_shape(sh, basis, url, a.out, log) for sh in shapes}
     loads = (
@@ -460,8 +470,25 @@ def reprint(out: Path) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def server(a: argparse.Namespace, opts: Any) -> Iterator[Any]:
+    """The server measured: --url's, the scripted fake (--fake), else a llama-server."""
+    from inferlab.engines.llama_server import LlamaServer
+    from inferlab.testing.fake_steps import StepScript, running_fake_steps
+
+    if a.url:
+        yield Running(a.url)
+    elif a.fake:
+        script = StepScript(slots=a.parallel, ctx_per_slot=a.ctx_per_slot, threads=a.threads)
+        with running_fake_steps(script) as url:
+            yield Running(url)
+    else:
+        with LlamaServer(opts) as srv:
+            yield srv
+
+
 def main() -> int:
-    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+    from inferlab.engines.llama_server import ServerOptions
 
     a = parse()
     if a.table:
@@ -476,9 +503,9 @@ def main() -> int:
         log_path=a.out / "llama-server.log",
     )
     t0 = time.perf_counter()
-    with contextlib.nullcontext(Running(a.url)) if a.url else LlamaServer(opts) as srv:
+    with server(a, opts) as srv:
         print(
-            f"llama-server {srv.base_url}: {a.parallel} slots, {a.threads} thread(s); "
+            f"server {srv.base_url}: {a.parallel} slots, {a.threads} thread(s); "
             f"load average {' '.join(load0)}",
             flush=True,
         )
