@@ -1,0 +1,224 @@
+"""NVIDIA AIPerf's exports: profile_export_aiperf.json (aggregates and the user config),
+its CSV twin, and the per-request profile_export.jsonl.
+
+AIPerf's `inter_token_latency` is per request (E2E - TTFT) / (tokens - 1): inferlab's TPOT;
+its `inter_chunk_latency` list (jsonl) is the gaps between stream chunks. Times are ms, and
+the jsonl's `request_start_ns` is the wall clock. The load (concurrency or request rate) is
+in the JSON's `input_config.loadgen`; the CSV and the jsonl do not hold it, so it is read
+from the profile_export_aiperf.json beside them when there is one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from inferlab.peers.common import (
+    Aggregates,
+    Doc,
+    PeerFormatError,
+    PeerRun,
+    level_from_aggregates,
+    level_from_records,
+    source,
+    stats_ms,
+    stream_record,
+)
+from inferlab.records import RequestRecord
+from inferlab.summary import LatencyStats
+from inferlab.vocab import LevelKind
+
+TOOL = "aiperf"
+SIBLING = "profile_export_aiperf.json"
+
+
+def looks_like_json(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("time_to_first_token"), dict)
+        and ("input_config" in data or "request_count" in data)
+    )
+
+
+def looks_like_record(data: Any) -> bool:
+    return isinstance(data, dict) and "metadata" in data and "metrics" in data
+
+
+def looks_like_csv(text: str) -> bool:
+    return text.startswith("Metric,") and "Time to First Token" in text
+
+
+def _load(config: dict[str, Any] | None, n: int) -> tuple[str, LevelKind, float]:
+    loadgen = (config or {}).get("loadgen") or {}
+    conc, rate = loadgen.get("concurrency"), loadgen.get("request_rate")
+    if isinstance(rate, int | float) and rate > 0:
+        return f"rate={rate:g}/s", "rate", float(rate)
+    if isinstance(conc, int | float) and conc > 0:
+        return f"c={conc:g}", "concurrency", float(conc)
+    return "as recorded", "concurrency", float(n)  # the file does not say
+
+
+def _sibling_config(path: Path) -> dict[str, Any] | None:
+    """The load, from the aggregate JSON AIPerf wrote beside the CSV/jsonl."""
+    beside = path.with_name(SIBLING)
+    if not beside.is_file() or beside == path:
+        return None
+    try:
+        data = json.loads(beside.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    cfg = data.get("input_config") if isinstance(data, dict) else None
+    return cfg if isinstance(cfg, dict) else None
+
+
+def _version(config: dict[str, Any] | None) -> str | None:
+    v = (config or {}).get("aiperf_version")
+    return v if isinstance(v, str) else None
+
+
+def _stats(m: dict[str, Any] | None, n: int) -> LatencyStats:
+    """A metric's block {unit: ms, avg, p50, p90, p95, p99, max} in seconds."""
+    if not isinstance(m, dict):
+        return LatencyStats.empty()
+    return stats_ms(
+        m.get("p50"), m.get("p90"), m.get("p95"), m.get("p99"), m.get("avg"), m.get("max"), n
+    )
+
+
+def _avg(data: dict[str, Any], key: str) -> float | None:
+    m = data.get(key)
+    v = m.get("avg") if isinstance(m, dict) else None
+    return float(v) if isinstance(v, int | float) else None
+
+
+def _aggregates(path: Path, data: dict[str, Any], config: dict[str, Any] | None) -> Aggregates:
+    n = int(_avg(data, "request_count") or 0)
+    failed = int(_avg(data, "error_request_count") or 0)
+    label, kind, value = _load(config, n)
+    if _avg(data, "request_count") is None:
+        raise PeerFormatError(path, "missing key 'request_count'")
+    return Aggregates(
+        label=label,
+        kind=kind,
+        value=value,
+        requests_ok=n,
+        requests_failed=failed,
+        ttft_s=_stats(data.get("time_to_first_token"), n),
+        tpot_s=_stats(data.get("inter_token_latency"), n),
+        e2e_s=_stats(data.get("request_latency"), n),
+        itl_s=LatencyStats.empty(),
+        output_tokens=int(_avg(data, "total_osl") or 0),
+        window_s=_avg(data, "benchmark_duration"),
+        output_tokens_per_s=_avg(data, "output_token_throughput"),
+    )
+
+
+def read_json(path: Path, data: Any) -> PeerRun:
+    config = data.get("input_config")
+    config = config if isinstance(config, dict) else None
+    a = _aggregates(path, data, config)
+    isl = _avg(data, "input_sequence_length")
+    level = level_from_aggregates(a, source(TOOL, _version(config), path, False), isl)
+    return PeerRun(TOOL, _version(config), path, _model(config), (level,))
+
+
+def _model(config: dict[str, Any] | None) -> str | None:
+    names = ((config or {}).get("endpoint") or {}).get("model_names")
+    return names[0] if isinstance(names, list) and names and isinstance(names[0], str) else None
+
+
+# The CSV's first section: "Metric,avg,min,max,p1,...", one row per metric ("Name (unit)").
+CSV_ROWS = {
+    "Time to First Token": "time_to_first_token",
+    "Inter Token Latency": "inter_token_latency",
+    "Request Latency": "request_latency",
+    "Input Sequence Length": "input_sequence_length",
+}
+# The second section: "Metric,Value".
+CSV_VALUES = {
+    "Request Count": "request_count",
+    "Benchmark Duration": "benchmark_duration",
+    "Output Token Throughput": "output_token_throughput",
+    "Total Output Sequence Length": "total_osl",
+    "Total OSL": "total_osl",
+    "Error Request Count": "error_request_count",
+}
+
+
+def _csv_blocks(path: Path, text: str) -> dict[str, Any]:
+    """The CSV's rows as the JSON's metric blocks ({"avg": ..., "p50": ...})."""
+    out: dict[str, Any] = {}
+    header: list[str] = []
+    for row in csv.reader(io.StringIO(text)):
+        if not row or row[0] == "Metric":
+            header = row
+            continue
+        name = row[0].split(" (")[0]
+        key = CSV_ROWS.get(name) or CSV_VALUES.get(name)
+        if key is None:
+            continue
+        try:
+            values = [float(x.replace(",", "")) if x else None for x in row[1:]]
+        except ValueError:
+            raise PeerFormatError(
+                path, f"row '{row[0]}' holds a value that is not a number"
+            ) from None
+        cols = header[1:] if len(header) > 2 else ["avg"]
+        out[key] = dict(zip(["avg" if c == "Value" else c for c in cols], values, strict=False))
+    return out
+
+
+def read_csv(path: Path, text: str) -> PeerRun:
+    blocks = _csv_blocks(path, text)
+    if "time_to_first_token" not in blocks:
+        raise PeerFormatError(path, "missing row 'Time to First Token (ms)'")
+    config = _sibling_config(path)
+    a = _aggregates(path, blocks, config)
+    isl = _avg(blocks, "input_sequence_length")
+    level = level_from_aggregates(a, source(TOOL, _version(config), path, False), isl)
+    return PeerRun(TOOL, _version(config), path, _model(config), (level,))
+
+
+def _value(metrics: Doc, key: str) -> Any:
+    m = metrics.data.get(key)
+    return m.get("value") if isinstance(m, dict) else None
+
+
+def _record(path: Path, i: int, line: dict[str, Any]) -> RequestRecord | None:
+    doc = Doc(path, line, f"line {i + 1}")
+    meta = doc.sub("metadata")
+    assert meta is not None
+    if meta.data.get("benchmark_phase", "profiling") != "profiling":
+        return None  # warm-up
+    start_ns = meta.number("request_start_ns")
+    assert start_ns is not None
+    metrics = Doc(path, doc.data.get("metrics") or {}, f"line {i + 1}.metrics")
+    error = doc.data.get("error")
+    n_in = _value(metrics, "input_sequence_length")
+    if error or meta.data.get("was_cancelled"):
+        msg = error.get("message") if isinstance(error, dict) else "cancelled"
+        return stream_record(i, "", start_ns * 1e-9, [], n_in, None, str(msg or "error"))
+    ttft_ms = _value(metrics, "time_to_first_token")
+    if not isinstance(ttft_ms, int | float):
+        raise PeerFormatError(path, f"missing key 'line {i + 1}.metrics.time_to_first_token'")
+    t = start_ns * 1e-9 + ttft_ms / 1000.0
+    times = [t]
+    for gap_ms in _value(metrics, "inter_chunk_latency") or []:
+        t += gap_ms / 1000.0
+        times.append(t)
+    n_out = _value(metrics, "output_sequence_length")
+    return stream_record(i, "", start_ns * 1e-9, times, n_in, n_out)
+
+
+def read_jsonl(path: Path, lines: list[Any]) -> PeerRun:
+    config = _sibling_config(path)
+    records = [r for i, line in enumerate(lines) if (r := _record(path, i, line)) is not None]
+    label, kind, value = _load(config, len(records))
+    for r in records:
+        r.level = label
+    src = source(TOOL, _version(config), path, True)
+    level = level_from_records(label, kind, value, records, src)
+    return PeerRun(TOOL, _version(config), path, _model(config), (level,))

@@ -1,0 +1,143 @@
+"""guidellm's benchmarks.json / benchmarks.yaml (report schema, `metadata.version` 2):
+every benchmark in it is a level.
+
+The load is the benchmark's strategy (`config.strategy`): `concurrent` (streams),
+`constant` / `poisson` (rate), `synchronous` (one at a time), `throughput` (all at once).
+Figures are the tool's distributions over successful requests (`metrics.<name>.successful`:
+mean, median, percentiles), in ms where the name says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inferlab.peers.common import (
+    Aggregates,
+    Doc,
+    PeerFormatError,
+    PeerLevel,
+    PeerRun,
+    level_from_aggregates,
+    source,
+)
+from inferlab.summary import LatencyStats
+from inferlab.vocab import LevelKind
+
+TOOL = "guidellm"
+SCHEMA = 2
+
+
+def looks_like(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("benchmarks"), list)
+
+
+def read_yaml(path: Path, text: str) -> PeerRun:
+    """YAML is tried last: a file that is not YAML, or YAML of another tool, is refused."""
+    import yaml  # lazily: gguf's dependency, only needed for guidellm's .yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise PeerFormatError(path, "neither JSON, JSON Lines, AIPerf CSV nor YAML") from None
+    if not looks_like(data):
+        got = sorted(str(k) for k in data)[:6] if isinstance(data, dict) else []
+        what = f"unknown keys ({', '.join(got)})" if got else "no 'benchmarks' list"
+        raise PeerFormatError(path, f"not a result this reads: {what}")
+    return read(path, data)
+
+
+def _strategy(path: Path, bench: Doc) -> tuple[str, LevelKind, float]:
+    config = bench.sub("config")
+    assert config is not None
+    strat = config.sub("strategy")
+    assert strat is not None
+    kind = strat.data.get("type_") or strat.data.get("type")
+    if kind == "concurrent":
+        n = strat.number("streams") or 0.0
+        return f"c={n:g}", "concurrency", n
+    if kind in ("constant", "poisson"):
+        r = strat.number("rate") or 0.0
+        return f"rate={r:g}/s" + (" poisson" if kind == "poisson" else ""), "rate", r
+    if kind == "synchronous":
+        return "synchronous", "concurrency", 1.0
+    if kind == "throughput":
+        most = strat.number("max_concurrency", required=False)
+        return "throughput", "concurrency", most or 0.0
+    raise PeerFormatError(path, f"unexpected '{strat.where}.type_': {kind!r}")
+
+
+def _dist(metrics: Doc, name: str, scale: float) -> LatencyStats:
+    """metrics.<name>.successful as LatencyStats, times `scale` (1e-3 for ms)."""
+    block = metrics.data.get(name)
+    ok = block.get("successful") if isinstance(block, dict) else None
+    if not isinstance(ok, dict):
+        return LatencyStats.empty()
+    pct = ok.get("percentiles") or {}
+
+    def v(x: Any) -> float | None:
+        return float(x) * scale if isinstance(x, int | float) else None
+
+    p50 = v(ok.get("median", pct.get("p50")))
+    return LatencyStats(
+        p50,
+        v(pct.get("p90")),
+        v(pct.get("p95")),
+        v(pct.get("p99")),
+        v(pct.get("p999")),
+        v(ok.get("max")),
+        v(ok.get("mean")),
+        int(ok.get("count") or 0),
+    )
+
+
+def _totals(metrics: Doc, name: str) -> dict[str, Any]:
+    block = metrics.data.get(name)
+    return block if isinstance(block, dict) else {}
+
+
+def _level(path: Path, i: int, raw: Any, version: str | None) -> PeerLevel:
+    bench = Doc(path, raw, f"benchmarks[{i}]")
+    label, kind, value = _strategy(path, bench)
+    metrics = bench.sub("metrics")
+    assert metrics is not None
+    totals = _totals(metrics, "request_totals")
+    out_tokens = _totals(_totals_doc(metrics), "output_token_count").get("successful") or {}
+    prompt = _dist(metrics, "prompt_token_count", 1.0)
+    duration = bench.number("duration", required=False)
+    a = Aggregates(
+        label=label,
+        kind=kind,
+        value=value,
+        requests_ok=int(totals.get("successful") or 0),
+        requests_failed=int(totals.get("errored") or 0) + int(totals.get("incomplete") or 0),
+        ttft_s=_dist(metrics, "time_to_first_token_ms", 1e-3),
+        tpot_s=_dist(metrics, "time_per_output_token_ms", 1e-3),
+        e2e_s=_dist(metrics, "request_latency", 1.0),
+        itl_s=_dist(metrics, "inter_token_latency_ms", 1e-3),
+        output_tokens=int(out_tokens.get("total_sum") or 0),
+        window_s=duration,
+        output_tokens_per_s=_dist(metrics, "output_tokens_per_second", 1.0).mean,
+    )
+    return level_from_aggregates(a, source(TOOL, version, path, False), prompt.mean)
+
+
+def _totals_doc(metrics: Doc) -> Doc:
+    return metrics
+
+
+def read(path: Path, data: Any) -> PeerRun:
+    doc = Doc(path, data)
+    meta = doc.sub("metadata", required=False)
+    version = None
+    if meta is not None:
+        schema = meta.data.get("version")
+        if schema != SCHEMA:
+            raise PeerFormatError(path, f"'metadata.version' is {schema!r}, this reads {SCHEMA}")
+        v = meta.data.get("guidellm_version")
+        version = v if isinstance(v, str) else None
+    benches = doc.list("benchmarks") or []
+    if not benches:
+        raise PeerFormatError(path, "'benchmarks' is empty")
+    levels = tuple(_level(path, i, b, version) for i, b in enumerate(benches))
+    return PeerRun(TOOL, version, path, None, levels)
