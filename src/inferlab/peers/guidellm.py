@@ -40,10 +40,11 @@ def read_yaml(path: Path, text: str) -> PeerRun:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
         raise PeerFormatError(path, "neither JSON, JSON Lines, AIPerf CSV nor YAML") from None
+    if not isinstance(data, dict):
+        raise PeerFormatError(path, "neither JSON, JSON Lines, AIPerf CSV nor guidellm YAML")
     if not looks_like(data):
-        got = sorted(str(k) for k in data)[:6] if isinstance(data, dict) else []
-        what = f"unknown keys ({', '.join(got)})" if got else "no 'benchmarks' list"
-        raise PeerFormatError(path, f"not a result this reads: {what}")
+        got = ", ".join(sorted(str(k) for k in data)[:6])
+        raise PeerFormatError(path, f"not a result this reads: unknown keys ({got})")
     return read(path, data)
 
 

@@ -28,7 +28,9 @@ def looks_like(data: Any) -> bool:
 
 
 def _ms(doc: Doc, metric: str, n: int) -> Any:
-    g = doc.data.get
+    def g(key: str) -> float | None:
+        return doc.number(key, required=False)
+
     return stats_ms(
         g(f"median_{metric}_ms"),
         g(f"p90_{metric}_ms"),

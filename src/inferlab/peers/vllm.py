@@ -58,7 +58,9 @@ def load_of(doc: Doc) -> tuple[str, LevelKind, float]:
 
 def _aggregates(doc: Doc, label: str, kind: LevelKind, value: float) -> Aggregates:
     def ms(metric: str) -> Any:
-        g = doc.data.get
+        def g(key: str) -> float | None:
+            return doc.number(key, required=False)
+
         return stats_ms(
             p50=g(f"median_{metric}_ms"),
             p90=g(f"p90_{metric}_ms"),
