@@ -128,3 +128,23 @@ def test_report_a_b_writes_beside_the_runs(tmp_path: Path, run_cli: RunCli) -> N
     code, out, _ = run_cli("report", str(a), str(b), "--out", str(tmp_path / "cmp"))
     assert code == 0 and "TTFT p50" in out
     assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == ["compare.html", "compare.png"]
+
+
+def test_json_reads_back_as_the_one_schema(tmp_path: Path, run_json: RunJson) -> None:
+    from inferlab.summary import RunSummary
+
+    out = run_json(
+        "report",
+        str(_file(tmp_path, VLLM_DETAILED)),
+        "--bandwidth",
+        "10GB/s",
+        "--weight-bytes",
+        "100MB",
+        "--flops",
+        "1TFLOPS",
+    )
+    back = RunSummary.from_json(out)
+    src = back.levels[0].source
+    assert src is not None and (src.tool, src.basis) == ("vllm bench serve", "per_request")
+    assert src.file.endswith("vllm.json") and src.version is None  # vLLM writes none
+    assert back.levels[0].comparison is not None and back.floor is not None
