@@ -21,11 +21,13 @@ from inferlab.peers.common import (
     Doc,
     PeerFormatError,
     PeerRun,
+    event_times_ns,
     level_from_aggregates,
     level_from_records,
     source,
     stats_ms,
     stream_record,
+    with_window,
 )
 from inferlab.records import RequestRecord
 from inferlab.summary import LatencyStats
@@ -51,9 +53,19 @@ def looks_like_csv(text: str) -> bool:
     return text.startswith("Metric,") and "Time to First Token" in text
 
 
+def _loadgen(config: dict[str, Any] | None) -> dict[str, Any]:
+    """The load settings: the profiling phase (0.13: `phases`), or `loadgen` (earlier)."""
+    cfg = config or {}
+    for phase in cfg.get("phases") or ():
+        if isinstance(phase, dict) and phase.get("kind", "profiling") == "profiling":
+            return phase
+    got = cfg.get("loadgen")
+    return got if isinstance(got, dict) else {}
+
+
 def _load(config: dict[str, Any] | None, n: int) -> tuple[str, LevelKind, float]:
-    loadgen = (config or {}).get("loadgen") or {}
-    conc, rate = loadgen.get("concurrency"), loadgen.get("request_rate")
+    loadgen = _loadgen(config)
+    conc, rate = loadgen.get("concurrency"), loadgen.get("request_rate", loadgen.get("rate"))
     if isinstance(rate, int | float) and rate > 0:
         return f"rate={rate:g}/s", "rate", float(rate)
     if isinstance(conc, int | float) and conc > 0:
@@ -61,22 +73,58 @@ def _load(config: dict[str, Any] | None, n: int) -> tuple[str, LevelKind, float]
     return "as recorded", "concurrency", float(n)  # the file does not say
 
 
-def _sibling_config(path: Path) -> dict[str, Any] | None:
-    """The load, from the aggregate JSON AIPerf wrote beside the CSV/jsonl."""
+def _sibling(path: Path) -> dict[str, Any]:
+    """The aggregate JSON AIPerf wrote beside the CSV/jsonl ({} when absent or unreadable):
+    it holds the load, the version and the benchmark's duration."""
     beside = path.with_name(SIBLING)
     if not beside.is_file() or beside == path:
-        return None
+        return {}
     try:
         data = json.loads(beside.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    cfg = data.get("input_config") if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _config(data: dict[str, Any]) -> dict[str, Any] | None:
+    cfg = data.get("input_config")
     return cfg if isinstance(cfg, dict) else None
 
 
-def _version(config: dict[str, Any] | None) -> str | None:
-    v = (config or {}).get("aiperf_version")
+def _version(data: dict[str, Any] | None) -> str | None:
+    v = (data or {}).get("aiperf_version")
     return v if isinstance(v, str) else None
+
+
+def _check_schema(path: Path, data: dict[str, Any]) -> None:
+    """schema_version "1.x" is read; a later major version is refused, not guessed at."""
+    v = data.get("schema_version")
+    if v is not None and not str(v).startswith("1."):
+        raise PeerFormatError(path, f"'schema_version' is {v!r}, this reads 1.x")
+
+
+def _window_s(data: dict[str, Any]) -> float | None:
+    """AIPerf divides its output tokens by the profiling phase's span, `start_time` to
+    `end_time` (ISO times), a little longer than its `benchmark_duration`."""
+    from datetime import datetime
+
+    start, end = data.get("start_time"), data.get("end_time")
+    if not (isinstance(start, str) and isinstance(end, str)):
+        return _avg(data, "benchmark_duration")
+    try:
+        span = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except ValueError:
+        return _avg(data, "benchmark_duration")
+    return span if span > 0 else None
+
+
+def _errors(data: dict[str, Any]) -> tuple[str, ...]:
+    out = []
+    for e in data.get("error_summary") or ():
+        d = e.get("error_details") if isinstance(e, dict) else None
+        if isinstance(d, dict):
+            out.append(f"{d.get('type')}: {d.get('message')} (x{e.get('count')})")
+    return tuple(out[:5])
 
 
 def _stats(m: dict[str, Any] | None, n: int) -> LatencyStats:
@@ -111,23 +159,27 @@ def _aggregates(path: Path, data: dict[str, Any], config: dict[str, Any] | None)
         e2e_s=_stats(data.get("request_latency"), n),
         itl_s=LatencyStats.empty(),
         output_tokens=int(_avg(data, "total_osl") or 0),
-        window_s=_avg(data, "benchmark_duration"),
+        window_s=_window_s(data),
         output_tokens_per_s=_avg(data, "output_token_throughput"),
+        errors=_errors(data),
     )
 
 
 def read_json(path: Path, data: Any) -> PeerRun:
-    config = data.get("input_config")
-    config = config if isinstance(config, dict) else None
+    _check_schema(path, data)
+    config = _config(data)
     a = _aggregates(path, data, config)
     isl = _avg(data, "input_sequence_length")
-    level = level_from_aggregates(a, source(TOOL, _version(config), path, False), isl)
-    return PeerRun(TOOL, _version(config), path, _model(config), (level,))
+    level = level_from_aggregates(a, source(TOOL, _version(data), path, False), isl)
+    return PeerRun(TOOL, _version(data), path, _model(config), (level,))
 
 
 def _model(config: dict[str, Any] | None) -> str | None:
-    names = ((config or {}).get("endpoint") or {}).get("model_names")
-    return names[0] if isinstance(names, list) and names and isinstance(names[0], str) else None
+    cfg = config or {}
+    items = (cfg.get("models") or {}).get("items") or ()
+    names = [m.get("name") for m in items if isinstance(m, dict)]
+    names = names or (cfg.get("endpoint") or {}).get("model_names") or []
+    return names[0] if names and isinstance(names[0], str) else None
 
 
 # The CSV's first section: "Metric,avg,min,max,p1,...", one row per metric ("Name (unit)").
@@ -175,11 +227,12 @@ def read_csv(path: Path, text: str) -> PeerRun:
     blocks = _csv_blocks(path, text)
     if "time_to_first_token" not in blocks:
         raise PeerFormatError(path, "missing row 'Time to First Token (ms)'")
-    config = _sibling_config(path)
+    beside = _sibling(path)
+    config = _config(beside)
     a = _aggregates(path, blocks, config)
     isl = _avg(blocks, "input_sequence_length")
-    level = level_from_aggregates(a, source(TOOL, _version(config), path, False), isl)
-    return PeerRun(TOOL, _version(config), path, _model(config), (level,))
+    level = level_from_aggregates(a, source(TOOL, _version(beside), path, False), isl)
+    return PeerRun(TOOL, _version(beside), path, _model(config), (level,))
 
 
 def _value(metrics: Doc, key: str) -> Any:
@@ -193,32 +246,34 @@ def _record(path: Path, i: int, line: dict[str, Any]) -> RequestRecord | None:
     assert meta is not None
     if meta.data.get("benchmark_phase", "profiling") != "profiling":
         return None  # warm-up
-    start_ns = meta.number("request_start_ns")
-    assert start_ns is not None
+    start = meta.number("request_start_ns")
+    assert start is not None
+    start_ns = int(meta.data["request_start_ns"])  # whole ns: a float would lose ~0.2 us
     metrics = Doc(path, doc.data.get("metrics") or {}, f"line {i + 1}.metrics")
     error = doc.data.get("error")
     n_in = _value(metrics, "input_sequence_length")
     if error or meta.data.get("was_cancelled"):
         msg = error.get("message") if isinstance(error, dict) else "cancelled"
-        return stream_record(i, "", start_ns * 1e-9, [], n_in, None, str(msg or "error"))
+        return stream_record(i, "", start_ns, [], n_in, None, str(msg or "error"))
     ttft_ms = _value(metrics, "time_to_first_token")
     if not isinstance(ttft_ms, int | float):
         raise PeerFormatError(path, f"missing key 'line {i + 1}.metrics.time_to_first_token'")
-    t = start_ns * 1e-9 + ttft_ms / 1000.0
-    times = [t]
-    for gap_ms in _value(metrics, "inter_chunk_latency") or []:
-        t += gap_ms / 1000.0
-        times.append(t)
+    gaps_s = [g / 1000.0 for g in _value(metrics, "inter_chunk_latency") or []]
+    times = event_times_ns(start_ns, ttft_ms / 1000.0, gaps_s)
     n_out = _value(metrics, "output_sequence_length")
-    return stream_record(i, "", start_ns * 1e-9, times, n_in, n_out)
+    return stream_record(i, "", start_ns, times, n_in, n_out)
 
 
 def read_jsonl(path: Path, lines: list[Any]) -> PeerRun:
-    config = _sibling_config(path)
+    beside = _sibling(path)
+    config = _config(beside)
     records = [r for i, line in enumerate(lines) if (r := _record(path, i, line)) is not None]
     label, kind, value = _load(config, len(records))
     for r in records:
         r.level = label
-    src = source(TOOL, _version(config), path, True)
+    src = source(TOOL, _version(beside), path, True)
     level = level_from_records(label, kind, value, records, src)
-    return PeerRun(TOOL, _version(config), path, _model(config), (level,))
+    window = _window_s(beside)
+    if window:  # the tool's own window, from the JSON beside: its throughput's denominator
+        level = with_window(level, window)
+    return PeerRun(TOOL, _version(beside), path, _model(config), (level,))

@@ -106,20 +106,30 @@ def source(tool: str, version: str | None, path: Path, per_request: bool) -> Pee
     return PeerSource(tool=tool, version=version, file=str(path), basis=basis)
 
 
+def event_times_ns(send_ns: int, ttft_s: float, gaps_s: list[float]) -> list[int]:
+    """Each stream event's time in ns: the first at TTFT after the send, then each gap.
+    Added up in whole ns (a wall-clock epoch in float seconds keeps only ~0.2 us)."""
+    t = send_ns + round(ttft_s * 1e9)
+    out = [t]
+    for gap in gaps_s:
+        t += round(float(gap) * 1e9)
+        out.append(t)
+    return out
+
+
 def stream_record(
     i: int,
     label: str,
-    send_s: float,
-    token_times_s: list[float],
+    send_ns: int,
+    ns: list[int],
     prompt_tokens: int | None,
     output_tokens: int | None,
     error: str | None = None,
 ) -> RequestRecord:
-    """A request as bench would have recorded it: sent at `send_s`, one stream event at
-    each of `token_times_s` (absolute, seconds). Output lengths are the tool's count, and
-    the request is marked as having run to its length: a peer's file does not say what
-    was asked, and the varying-length check (peers/judge.py) looks at the counts."""
-    ns = [round(t * 1e9) for t in token_times_s]
+    """A request as bench would have recorded it: sent at `send_ns`, one stream event at
+    each of `ns`. Output lengths are the tool's count, and the request is marked as having
+    run to its length: a peer's file does not say what was asked, and the varying-length
+    check (peers/judge.py) looks at the counts."""
     n_out = output_tokens if output_tokens is not None else len(ns)
     ok = error is None and bool(ns)
     return RequestRecord(
@@ -128,11 +138,11 @@ def stream_record(
         phase="measure",
         prompt_tokens_target=prompt_tokens or 0,
         max_tokens=n_out,
-        scheduled_ns=round(send_s * 1e9),
-        send_ns=round(send_s * 1e9),
+        scheduled_ns=send_ns,
+        send_ns=send_ns,
         event_ns=ns if ok else [],
         event_tokens=[1] * len(ns) if ok else [],
-        end_ns=ns[-1] if ns else round(send_s * 1e9),
+        end_ns=ns[-1] if ns else send_ns,
         http_status=200 if ok else None,
         finish_reason="length" if ok else None,
         prompt_tokens=prompt_tokens,
@@ -176,6 +186,16 @@ def level_from_records(
         sum(prompts) / len(prompts) if prompts else None,
         sum(outs) / len(outs) if outs else None,
     )
+
+
+def with_window(level: PeerLevel, window_s: float) -> PeerLevel:
+    """The tool's own measurement window (its throughput's denominator) in place of the
+    first-send-to-last-token span recomputed from the records."""
+    s = level.summary
+    s = dataclasses.replace(
+        s, window_s=window_s, output_tokens_per_s_total=s.output_tokens / window_s
+    )
+    return dataclasses.replace(level, summary=s)
 
 
 def stats_ms(

@@ -9,7 +9,6 @@ is recomputed from them. Without it only the tool's aggregates remain (`median_t
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,13 @@ from inferlab.peers.common import (
     PeerFormatError,
     PeerLevel,
     PeerRun,
+    event_times_ns,
     level_from_aggregates,
     level_from_records,
     source,
     stats_ms,
     stream_record,
+    with_window,
 )
 from inferlab.vocab import LevelKind
 
@@ -95,14 +96,11 @@ def _records(doc: Doc, label: str) -> list[Any]:
     out = []
     for i in range(n):
         err = cols["errors"][i] or None
-        send = float(cols["start_times"][i])
-        times = []
-        if err is None:
-            t = send + float(cols["ttfts"][i])
-            times.append(t)
-            for gap in cols["itls"][i]:
-                t += float(gap)
-                times.append(t)
+        send = round(float(cols["start_times"][i]) * 1e9)
+        itls = cols["itls"][i]
+        if not isinstance(itls, list):
+            raise PeerFormatError(doc.path, f"'itls[{i}]' is not a list")
+        times = [] if err else event_times_ns(send, float(cols["ttfts"][i]), itls)
         n_in, n_out = cols["input_lens"][i], cols["output_lens"][i]
         out.append(stream_record(i, label, send, times, n_in, n_out, err))
     return out
@@ -118,13 +116,7 @@ def read(path: Path, data: Any) -> PeerRun:
         level = level_from_records(label, kind, value, _records(doc, label), src)
         duration = doc.number("duration", required=False)
         if duration:  # the tool's own window (its throughput's denominator)
-            s = level.summary
-            level = dataclasses.replace(
-                level,
-                summary=dataclasses.replace(
-                    s, window_s=duration, output_tokens_per_s_total=s.output_tokens / duration
-                ),
-            )
+            level = with_window(level, duration)
     else:
         total_in = doc.number("total_input_tokens", required=False)
         done = doc.number("completed") or 0.0
