@@ -80,3 +80,26 @@ def test_report_prints_the_reading(run_cli: RunCli) -> None:
     assert code == 0, err
     assert "Read as aiperf 0.13.0: recomputed here from its per-request values" in out
     assert "x the floor, MBU" in out and "basis: client_tpot" in out
+
+
+def test_beside_an_inferlab_run_of_the_same_shape(tmp_path: Path, run_cli: RunCli) -> None:
+    """AIPerf at c=4 (32-token prompts, 64 out) beside inferlab's own c=1..16 sweep of the
+    same shape: side by side with the difference, and the HTML in the run's folder."""
+    import shutil
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(
+        Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json", run / "summary.json"
+    )
+    aiperf = HERE / "c4" / FILES[0]
+    code, out, err = run_cli("report", str(aiperf), str(run))
+    assert code == 0, err
+    diff = out[out.index("  c=4     requests ok") :]  # the one level both ran
+    row = next(line for line in diff.splitlines() if "TTFT p50 ms" in line)
+    assert row.split()[3:5] == ["1565", "681.4"]  # AIPerf's printed 1,565.30; inferlab's
+    assert "only in B (run (measured)): c=1, c=2, c=8, c=16" in out
+    html = (run / "compare.html").read_text(encoding="utf-8")
+    assert "profile_export_aiperf.json (aiperf)" in html and "TTFT p50" in html
+    assert (run / "compare.png").stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing loose elsewhere
