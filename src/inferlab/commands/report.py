@@ -28,7 +28,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "dirs",
         nargs="+",
         type=Path,
-        metavar="RUN",
         help="inferlab run folders (records.jsonl, summary.json) or result files of vLLM "
         "bench serve, AIPerf, guidellm, SGLang bench_serving, llama-bench (told by content)",
     )
