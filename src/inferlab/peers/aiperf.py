@@ -235,6 +235,21 @@ def read_csv(path: Path, text: str) -> PeerRun:
     return PeerRun(TOOL, _version(beside), path, _model(config), (level,))
 
 
+def _count_note(label: str, lines: list[Any], records: list[RequestRecord]) -> tuple[str, ...]:
+    """AIPerf's own output count (its tokenizer) beside the server's, when they differ."""
+    own = 0
+    for line in lines:
+        m = (line.get("metrics") or {}).get("output_sequence_length")
+        own += int(m["value"]) if isinstance(m, dict) and isinstance(m.get("value"), int) else 0
+    server = sum(r.n_out for r in records if r.ok)
+    if not own or own == server:
+        return ()
+    return (
+        f"{label}: AIPerf counted {own} output tokens with its tokenizer, the server "
+        f"reported {server}: throughput here uses the server's count",
+    )
+
+
 def _value(metrics: Doc, key: str) -> Any:
     m = metrics.data.get(key)
     return m.get("value") if isinstance(m, dict) else None
@@ -260,7 +275,11 @@ def _record(path: Path, i: int, line: dict[str, Any]) -> RequestRecord | None:
         raise PeerFormatError(path, f"missing key 'line {i + 1}.metrics.time_to_first_token'")
     gaps_s = [g / 1000.0 for g in _value(metrics, "inter_chunk_latency") or []]
     times = event_times_ns(start_ns, ttft_ms / 1000.0, gaps_s)
-    n_out = _value(metrics, "output_sequence_length")
+    # The server's usage count where AIPerf kept it (as bench counts), else AIPerf's own
+    # (its tokenizer may count the same text differently).
+    n_out = _value(metrics, "usage_completion_tokens")
+    if not isinstance(n_out, int):
+        n_out = _value(metrics, "output_sequence_length")
     return stream_record(i, "", start_ns, times, n_in, n_out)
 
 
@@ -273,7 +292,8 @@ def read_jsonl(path: Path, lines: list[Any]) -> PeerRun:
         r.level = label
     src = source(TOOL, _version(beside), path, True)
     level = level_from_records(label, kind, value, records, src)
+    notes = _count_note(label, lines, records)
     window = _window_s(beside)
     if window:  # the tool's own window, from the JSON beside: its throughput's denominator
         level = with_window(level, window)
-    return PeerRun(TOOL, _version(beside), path, _model(config), (level,))
+    return PeerRun(TOOL, _version(beside), path, _model(config), (level,), notes=notes)

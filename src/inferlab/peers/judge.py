@@ -201,6 +201,7 @@ def summarise(run: PeerRun, f: FloorSpec | None = None, slo: Slo | None = None) 
     """The peer's run in inferlab's schema, judged against the floor and the SLO given."""
     levels = tuple(judge_level(lv, f, slo) for lv in run.levels)
     warns = [w for lv in run.levels for w in level_warnings(lv, f)]
+    warns += [RunWarning("tool_count_differs", "run", "info", n) for n in run.notes]
     batches = {lv.summary.label: batch_of(lv)[1] for lv in run.levels}
     return RunSummary(
         schema_version=SCHEMA_VERSION,
