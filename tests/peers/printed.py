@@ -34,3 +34,18 @@ def aiperf_table(stdout: Path) -> dict[str, dict[str, float]]:
 
 def decimals(x: float, places: int = 2) -> float:
     return round(x, places)
+
+
+def vllm_table(stdout: Path) -> dict[str, float]:
+    """vLLM's "Serving Benchmark Result" block: "Median TTFT (ms):  833.75" -> {name: value}."""
+    text = stdout.read_text(encoding="utf-8")
+    block = text[text.rindex("Serving Benchmark Result") :]
+    out = {}
+    for line in block.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and value.strip():
+            try:
+                out[name.strip()] = float(value.strip())
+            except ValueError:
+                continue
+    return out

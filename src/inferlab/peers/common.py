@@ -147,8 +147,14 @@ def stream_record(
         finish_reason="length" if ok else None,
         prompt_tokens=prompt_tokens,
         completion_tokens=n_out if ok else None,
-        error=None if ok else (error or "no token received"),
+        error=None if ok else one_line(error or "no token received"),
     )
+
+
+def one_line(error: str) -> str:
+    """A tool's error text as one line: a traceback's last line (the exception) suffices."""
+    lines = [x.strip() for x in error.strip().splitlines() if x.strip()]
+    return lines[-1] if lines else "error"
 
 
 def rebase(records: list[RequestRecord]) -> list[RequestRecord]:

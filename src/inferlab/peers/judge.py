@@ -113,7 +113,8 @@ def _lengths_not_forced(lv: PeerLevel) -> RunWarning | None:
         return None
     msg = (
         f"output lengths vary from {min(outs)} to {max(outs)} tokens: they were not forced "
-        "(ignore_eos), so TPOT and throughput mix requests of different lengths"
+        "(ignore_eos), or the tool counted them by re-tokenizing the text; TPOT divides by "
+        "these counts and mixes requests of different lengths"
     )
     return RunWarning("output_lengths_vary", lv.summary.label, "warning", msg)
 
@@ -137,6 +138,9 @@ def level_warnings(lv: PeerLevel, f: FloorSpec | None) -> list[RunWarning]:
     warns = check_level(s, recs, 0, ceiling, ClientStats.idle(), per_request_target=True)
     if not recs:  # these two count what the records hold: none here
         warns = [w for w in warns if w.code not in ("tpot_unseen", "few_samples")]
+    # A peer's events are its stream chunks and its counts its own (vLLM re-tokenizes, and
+    # times the final empty chunk): chunks != tokens says nothing about the server here.
+    warns = [w for w in warns if w.code not in ("token_count_mismatch", "multi_token_events")]
     extra = [_lengths_not_forced(lv)]
     if not s.source or not s.source.tool.startswith("llama"):  # an engine alone: no requests
         extra.append(_few_requests(lv))

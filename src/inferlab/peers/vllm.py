@@ -71,12 +71,13 @@ def _aggregates(doc: Doc, label: str, kind: LevelKind, value: float) -> Aggregat
             n=int(doc.number("completed") or 0),
         )
 
+    failed = int(doc.number("failed", required=False) or 0)
     return Aggregates(
         label=label,
         kind=kind,
         value=value,
         requests_ok=int(doc.number("completed") or 0),
-        requests_failed=int(doc.number("failed", required=False) or 0),
+        requests_failed=failed,
         ttft_s=ms("ttft"),
         tpot_s=ms("tpot"),
         e2e_s=ms("e2el"),
@@ -84,6 +85,7 @@ def _aggregates(doc: Doc, label: str, kind: LevelKind, value: float) -> Aggregat
         output_tokens=int(doc.number("total_output_tokens", required=False) or 0),
         window_s=doc.number("duration", required=False),
         output_tokens_per_s=doc.number("output_throughput", required=False),
+        errors=("the file keeps no error text (--save-detailed does)",) if failed else (),
     )
 
 
