@@ -10,6 +10,7 @@ Parsed by engines/llama_bench.py (the code `inferlab engine-bench` runs them wit
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -68,12 +69,29 @@ def read_batched(path: Path, text: str) -> PeerRun:
     return PeerRun(BATCHED, None, path, None, tuple(levels))
 
 
+def _avg_ts(text: str) -> dict[str, float]:
+    """llama-bench's own tokens/s per generation test (`avg_ts`: the mean of each sample's
+    rate, not tokens / mean time), as it printed them."""
+    body = text.strip()
+    rows = (
+        json.loads(body)
+        if body.startswith("[")
+        else [json.loads(x) for x in body.splitlines() if x.strip()]
+    )
+    return {
+        f"tg{r['n_gen']}": float(r["avg_ts"])
+        for r in rows
+        if r.get("n_prompt") == 0 and isinstance(r.get("avg_ts"), int | float)
+    }
+
+
 def read_bench(path: Path, text: str) -> PeerRun:
     try:
         tests, facts = parse_llama_bench(text)
     except EngineBenchError as e:
         raise PeerFormatError(path, str(e)) from None
     version = facts.get("build")
+    stated = _avg_ts(text)
     prefills = [t for t in tests if t.test.startswith("pp") and "+" not in t.test]
     prompt = prefills[0] if len(prefills) == 1 else None
     levels: list[PeerLevel] = []
@@ -92,7 +110,7 @@ def read_bench(path: Path, text: str) -> PeerRun:
             itl_s=LatencyStats.empty(),
             output_tokens=t.n_tokens,
             window_s=t.mean_s,
-            output_tokens_per_s=t.tokens_per_s,
+            output_tokens_per_s=stated.get(t.test, t.tokens_per_s),
         )
         n_prompt = float(prompt.n_tokens) if prompt else None
         levels.append(level_from_aggregates(a, source(BENCH, version, path, False), n_prompt))

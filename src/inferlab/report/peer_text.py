@@ -19,8 +19,8 @@ def _source_line(s: RunSummary) -> str:
         how = "recomputed here from its per-request values, by bench's own code"
     elif bases == {"aggregates"}:
         how = (
-            "aggregates only: taken as the tool wrote them (not recomputed; "
-            "no gaps, no per-request SLO count)"
+            "aggregates only: taken as the tool wrote them (not recomputed; an SLO is "
+            "judged on its percentiles, not counted per request)"
         )
     else:
         how = "some levels recomputed from per-request values, others the tool's aggregates"
@@ -72,5 +72,12 @@ def peer_lines(s: RunSummary) -> list[str]:
             "for MBU and the prefill check."
         )
     for lv in s.levels:
+        if lv.slo is not None:
+            g = lv.slo
+            out.append(
+                f"{lv.label}: {g.requests_good} of {g.requests} requests met every objective "
+                f"of {g.slo} ({g.attainment:.0%}; counted over the file's requests), goodput "
+                f"{g.goodput_requests_per_s:.3g} req/s"
+            )
         out.extend(_slo_on_percentiles(lv))
     return out
