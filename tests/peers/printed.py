@@ -49,3 +49,28 @@ def vllm_table(stdout: Path) -> dict[str, float]:
             except ValueError:
                 continue
     return out
+
+
+def guidellm_latency(stdout: Path) -> dict[str, dict[str, float]]:
+    """guidellm's "Request Latency Statistics" table: strategy -> {ttft_mdn, itl_mdn} (ms),
+    and "Server Throughput Statistics": output tok/s (mean) and completed requests."""
+    text = stdout.read_text(encoding="utf-8")
+    out: dict[str, dict[str, float]] = {}
+
+    def rows(title: str) -> list[list[str]]:
+        block = text[text.index(title) :].split("\n\n")[0]
+        got = []
+        for line in block.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells and "@" in cells[0]:
+                got.append(cells)
+        return got
+
+    for c in rows("Request Latency Statistics"):
+        # Strategy | E2E mean, mdn, p95 | TTFT mean, mdn, p95 | TTFOT ... | ITL ... | TPOT ...
+        out.setdefault(c[0], {}).update(ttft_mdn=float(c[5]), itl_mdn=float(c[11]))
+    for c in rows("Server Throughput Statistics"):
+        out[c[0]]["output_tok_s"] = float(c[5])
+    for c in rows("Run Summary Info"):
+        out[c[0]]["completed"] = float(c[6])
+    return out

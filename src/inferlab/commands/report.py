@@ -101,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
     floor, slo = peer_floor(args), peer_slo(args)
     # Every input is read (and a bad one refused) before anything is printed or written.
     read = [read_input(d, floor, slo) for d in args.dirs]
+    sides = [(name, summary) for name, summary, _, _ in read if summary is not None]
+    if len(sides) == 2:  # nothing to compare is refused before anything is printed
+        from inferlab.report.diff import diff_runs, no_common_levels
+
+        (name_a, a), (name_b, b) = sides
+        no_common_levels(diff_runs(name_a, a, name_b, b), a, b)
     if args.json:
         from inferlab.jsonio import dumps
 

@@ -204,6 +204,30 @@ def with_window(level: PeerLevel, window_s: float) -> PeerLevel:
     return dataclasses.replace(level, summary=s)
 
 
+def as_written(level: PeerLevel, figures: dict[str, float | None], note: str) -> PeerLevel:
+    """Keep the tool's own headline figures beside the recomputed ones (`as_written` in the
+    level's JSON), with why they may differ; the report shows both where they do."""
+    s = level.summary
+    rest = {**s.rest, "as_written": {**figures, "note": note}}
+    return dataclasses.replace(level, summary=dataclasses.replace(s, rest=rest))
+
+
+def without_gaps(level: PeerLevel) -> PeerLevel:
+    """A level whose file kept only each request's first and last token times: TTFT, TPOT
+    and E2E are exact, but no gap between two tokens was measured, so those stats stay
+    empty (not the even split the two-event records would give)."""
+    empty = LatencyStats.empty()
+    s = dataclasses.replace(
+        level.summary,
+        gap_s=empty,
+        worst_gap_per_request_s=empty,
+        stall_threshold_s=0.0,
+        stall_count=0,
+        multi_token_events=0,
+    )
+    return dataclasses.replace(level, summary=s)
+
+
 def stats_ms(
     p50: float | None = None,
     p90: float | None = None,

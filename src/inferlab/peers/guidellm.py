@@ -3,8 +3,14 @@ every benchmark in it is a level.
 
 The load is the benchmark's strategy (`config.strategy`): `concurrent` (streams),
 `constant` / `poisson` (rate), `synchronous` (one at a time), `throughput` (all at once).
-Figures are the tool's distributions over successful requests (`metrics.<name>.successful`:
-mean, median, percentiles), in ms where the name says so.
+
+Where the file lists every request (`requests.successful/errored/incomplete` adding up to
+`metrics.request_totals`), the level is recomputed from each request's `info.timings`
+(epoch s: `request_start`, `first_token_iteration`, `last_token_iteration`) and token
+counts. guidellm keeps no token times in between, so there are no gaps: those stats stay
+empty. Otherwise the tool's distributions (`metrics.<name>.successful`) are taken as written.
+Names differ: guidellm's ITL, (E2E - TTFT) / (tokens - 1), is inferlab's TPOT; its TPOT
+(E2E / tokens, first token included) has no inferlab twin and is not read.
 """
 
 from __future__ import annotations
@@ -18,8 +24,13 @@ from inferlab.peers.common import (
     PeerFormatError,
     PeerLevel,
     PeerRun,
+    as_written,
     level_from_aggregates,
+    level_from_records,
     source,
+    stream_record,
+    with_window,
+    without_gaps,
 )
 from inferlab.summary import LatencyStats
 from inferlab.vocab import LevelKind
@@ -106,6 +117,13 @@ def _level(path: Path, i: int, raw: Any, version: str | None) -> PeerLevel:
     out_tokens = _totals(_totals_doc(metrics), "output_token_count").get("successful") or {}
     prompt = _dist(metrics, "prompt_token_count", 1.0)
     duration = bench.number("duration", required=False)
+    src_agg = source(TOOL, version, path, False)
+    records = _records(path, i, bench, label, totals)
+    if records is not None:
+        level = level_from_records(label, kind, value, records, source(TOOL, version, path, True))
+        level = without_gaps(level)
+        level = as_written(level, _figures(metrics), PERCENTILE_NOTE)
+        return with_window(level, duration) if duration else level
     a = Aggregates(
         label=label,
         kind=kind,
@@ -113,18 +131,77 @@ def _level(path: Path, i: int, raw: Any, version: str | None) -> PeerLevel:
         requests_ok=int(totals.get("successful") or 0),
         requests_failed=int(totals.get("errored") or 0) + int(totals.get("incomplete") or 0),
         ttft_s=_dist(metrics, "time_to_first_token_ms", 1e-3),
-        tpot_s=_dist(metrics, "time_per_output_token_ms", 1e-3),
+        tpot_s=_dist(metrics, "inter_token_latency_ms", 1e-3),
         e2e_s=_dist(metrics, "request_latency", 1.0),
-        itl_s=_dist(metrics, "inter_token_latency_ms", 1e-3),
+        itl_s=LatencyStats.empty(),
         output_tokens=int(out_tokens.get("total_sum") or 0),
         window_s=duration,
         output_tokens_per_s=_dist(metrics, "output_tokens_per_second", 1.0).mean,
     )
-    return level_from_aggregates(a, source(TOOL, version, path, False), prompt.mean)
+    return level_from_aggregates(a, src_agg, prompt.mean)
 
 
 def _totals_doc(metrics: Doc) -> Doc:
     return metrics
+
+
+PERCENTILE_NOTE = (
+    "guidellm's percentiles are sample values (a median of an even count is the one just "
+    "above the middle), inferlab's interpolate between samples (numpy), as bench's do"
+)
+
+
+def _figures(metrics: Doc) -> dict[str, float | None]:
+    """guidellm's own headline figures, as it printed them."""
+    return {
+        "ttft_p50_s": _dist(metrics, "time_to_first_token_ms", 1e-3).p50,
+        "tpot_p50_s": _dist(metrics, "inter_token_latency_ms", 1e-3).p50,
+        "output_tokens_per_s": _dist(metrics, "output_tokens_per_second", 1.0).mean,
+    }
+
+
+def _request(path: Path, where: str, raw: Any, label: str, i: int, failed: str | None) -> Any:
+    req = Doc(path, raw, where)
+    info = req.sub("info")
+    assert info is not None
+    t = info.sub("timings")
+    assert t is not None
+    start = t.number("request_start")
+    assert start is not None
+    n_in = (req.data.get("input_metrics") or {}).get("text_tokens")
+    n_out = (req.data.get("output_metrics") or {}).get("text_tokens")
+    first = t.number("first_token_iteration", required=False)
+    last = t.number("last_token_iteration", required=False)
+    send_ns = round(start * 1e9)
+    if failed is not None or first is None or last is None:
+        err = failed or "no token received"
+        return stream_record(i, label, send_ns, [], n_in, None, str(info.data.get("error") or err))
+    n = int(n_out) if isinstance(n_out, int) and n_out > 0 else 1
+    events = [round(first * 1e9)] + ([round(last * 1e9)] if n > 1 else [])
+    rec = stream_record(i, label, send_ns, events, n_in, n)
+    rec.event_tokens = [1, n - 1] if n > 1 else [1]  # the tokens between are not timed
+    cached = (req.data.get("input_metrics") or {}).get("cached_tokens")
+    rec.cached_prompt_tokens = cached if isinstance(cached, int) else None
+    return rec
+
+
+def _records(
+    path: Path, i: int, bench: Doc, label: str, totals: dict[str, Any]
+) -> list[Any] | None:
+    """Every request of the benchmark as a record; None when the file lists only a sample."""
+    reqs = bench.sub("requests", required=False)
+    if reqs is None:
+        return None
+    lists = {k: reqs.data.get(k) or [] for k in ("successful", "errored", "incomplete")}
+    if sum(len(v) for v in lists.values()) != totals.get("total") or not lists["successful"]:
+        return None
+    out: list[Any] = []
+    for status, items in lists.items():
+        for j, raw in enumerate(items):
+            where = f"benchmarks[{i}].requests.{status}[{j}]"
+            failed = None if status == "successful" else status
+            out.append(_request(path, where, raw, label, len(out), failed))
+    return out
 
 
 def read(path: Path, data: Any) -> PeerRun:

@@ -45,6 +45,31 @@ def _floor_line(lv: LevelSummary, batch_from: dict[str, Any]) -> str | None:
     )
 
 
+def _as_written(lv: LevelSummary, tool: str) -> str | None:
+    """The tool's own figures where they differ from the recomputed ones, and why."""
+    w = lv.rest.get("as_written")
+    if not isinstance(w, dict):
+        return None
+    mine = {
+        "ttft_p50_s": lv.ttft_s.p50,
+        "tpot_p50_s": lv.tpot_s.p50,
+        "output_tokens_per_s": lv.output_tokens_per_s_total,
+    }
+    if all(
+        w.get(k) is None or v is None or abs(v - w[k]) <= 5e-4 * abs(v) for k, v in mine.items()
+    ):
+        return None
+
+    def ms(x: float | None) -> str:
+        return "-" if x is None else f"{x * 1e3:.1f} ms"
+
+    tok = w.get("output_tokens_per_s")
+    return (
+        f"{lv.label}: as {tool} wrote it: TTFT p50 {ms(w.get('ttft_p50_s'))}, TPOT p50 "
+        f"{ms(w.get('tpot_p50_s'))}, {'-' if tok is None else f'{tok:.1f}'} tok/s ({w.get('note')})"
+    )
+
+
 def _slo_on_percentiles(lv: LevelSummary) -> list[str]:
     out = []
     for o in lv.rest.get("slo_on_percentiles") or ():
@@ -63,6 +88,9 @@ def peer_lines(s: RunSummary) -> list[str]:
     """The lines printed under the sweep table of a peer's file."""
     out = [x for x in [_source_line(s)] if x]
     batch_from = s.extra.get("floor_batch_from") or {}
+    for lv in s.levels:
+        if (line := _as_written(lv, s.tool)) is not None:
+            out.append(line)
     for lv in s.levels:
         if (line := _floor_line(lv, batch_from)) is not None:
             out.append(line)
