@@ -47,3 +47,37 @@ def test_llama_bench_json_array_reads_as_its_jsonl(tmp_path: Path) -> None:
     arr.write_text(json.dumps(rows, indent=2))
     a, b = read_peer(src).levels[0].summary, read_peer(arr).levels[0].summary
     assert (a.ttft_s, a.tpot_s) == (b.ttft_s, b.tpot_s)
+
+
+PEERS = Path(__file__).parents[1] / "fixtures" / "peers" / "llamacpp-11434"
+
+
+@pytest.mark.parametrize(
+    "name", ["llama-bench-json/llama-bench.json", "llama-bench-jsonl/llama-bench.jsonl"]
+)
+def test_llama_bench_as_it_printed(name: str) -> None:
+    """`-o json` (one array) and `-o jsonl`: the file is what llama-bench printed."""
+    text = (PEERS / name).read_text()
+    rows = (
+        json.loads(text)
+        if name.endswith(".json")
+        else [json.loads(x) for x in text.splitlines() if x.strip()]
+    )
+    pp = next(r for r in rows if r["n_gen"] == 0)
+    tg = next(r for r in rows if r["n_prompt"] == 0)
+    run = read_peer(PEERS / name)
+    (lv,) = run.levels
+    assert run.version == "0 (commit unknown)"
+    assert lv.summary.label == "B=1 tg64"
+    assert lv.summary.output_tokens_per_s_total == tg["avg_ts"]
+    assert lv.summary.ttft_s.p50 == pytest.approx(pp["avg_ns"] * 1e-9)
+    assert lv.prompt_tokens_mean == 32
+
+
+def test_batched_bench_as_it_printed() -> None:
+    path = PEERS / "batched-bench" / "batched-bench.jsonl"
+    run = read_peer(path)
+    assert [lv.summary.label for lv in run.levels] == ["B=1 pp32 tg64", "B=4 pp32 tg64"]
+    assert [lv.summary.output_tokens_per_s_total for lv in run.levels] == [17.930557, 49.852478]
+    assert [lv.summary.tpot_s.p50 for lv in run.levels] == [3.569326 / 64, 5.135151 / 64]
+    assert [lv.summary.ttft_s.p50 for lv in run.levels] == [0.530282, 2.263885]
