@@ -82,8 +82,11 @@ def test_ttft_below_the_prefill_compute_floor_is_named(tmp_path: Path) -> None:
     run = read_peer(_file(tmp_path, VLLM_DETAILED))
     # 32 tokens x 2 x 100M params = 6.4 GFLOP: 0.64 s at 10 GFLOP/s, above every TTFT
     slow = summarise(run, _floor(10e9))
-    codes = [w.code for w in slow.warnings]
-    assert "ttft_below_prefill_floor" in codes
+    (w,) = [w for w in slow.warnings if w.code == "ttft_below_prefill_floor"]
+    assert w.message.startswith("3 of 3 requests had a TTFT (p50 200 ms) below the 640 ms")
+    one = summarise(run, _floor(50e9))  # 128 ms: only the 100 ms TTFT is below it
+    (w,) = [w for w in one.warnings if w.code == "ttft_below_prefill_floor"]
+    assert w.message.startswith("1 of 3 requests")
     fast = summarise(run, _floor(1e12))  # 6.4 ms: every TTFT is above it
     assert "ttft_below_prefill_floor" not in [w.code for w in fast.warnings]
 
