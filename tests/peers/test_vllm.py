@@ -67,3 +67,43 @@ def test_mbu_with_the_floor(run_json: RunJson) -> None:
     (lv,) = out["levels"]
     assert lv["floor_batch"] == 1 and lv["mbu_basis"] == "client_tpot"
     assert lv["mbu"] == pytest.approx(lv["bytes_per_step"] / lv["tpot_s"]["p50"] / 10e9)
+
+
+def test_append_result_is_one_level_a_line(tmp_path: Path) -> None:
+    """`--append-result` appends each run's JSON as a line: two real runs, two levels."""
+    lines = [(HERE / r / "result.json").read_text().strip() for r in ("c1", "c4")]
+    path = tmp_path / "appended.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert [lv.summary.label for lv in read_peer(path).levels] == ["c=1", "c=4"]
+
+
+def test_sglang_lines_read_by_their_keys(tmp_path: Path) -> None:
+    """SGLang bench_serving's --output-file line (keys as its source writes them; no
+    SGLang-written file is committed): aggregates, e2e named `e2e_latency`."""
+    import json
+
+    line = {
+        "backend": "sglang",
+        "request_rate": 2.0,
+        "max_concurrency": None,
+        "duration": 10.0,
+        "completed": 20,
+        "total_input_tokens": 640,
+        "total_output_tokens": 1280,
+        "total_output_tokens_retokenized": 1279,
+        "output_throughput": 128.0,
+        "median_e2e_latency_ms": 900.0,
+        "median_ttft_ms": 50.0,
+        "p99_ttft_ms": 80.0,
+        "median_tpot_ms": 13.0,
+        "median_itl_ms": 12.5,
+    }
+    path = tmp_path / "sglang.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps({**line, "request_rate": 4.0}) + "\n")
+    run = read_peer(path)
+    assert run.tool == "sglang bench_serving"
+    a, b = (lv.summary for lv in run.levels)
+    assert (a.label, b.label) == ("rate=2/s", "rate=4/s")
+    assert a.ttft_s.p50 == pytest.approx(0.05) and a.e2e_s.p50 == pytest.approx(0.9)
+    assert a.tpot_s.p50 == pytest.approx(0.013) and a.output_tokens_per_s_total == 128.0
+    assert run.levels[0].prompt_tokens_mean == 32
