@@ -15,6 +15,21 @@ import pytest
 from tests.clirun import RunCli
 
 FIXTURES = Path(__file__).parents[1] / "engines" / "fixtures"
+PEERS = Path(__file__).parents[1] / "fixtures" / "peers"
+
+
+def _real(rel: str, **changes: object) -> str:
+    """A real peer file with some top-level keys changed (or nested: 'a.b')."""
+    doc = json.loads((PEERS / rel).read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        *path, last = key.split("__")
+        target = doc
+        for k in path:
+            target = target[k]
+        target[last] = value
+    return json.dumps(doc)
+
+
 VLLM = {
     "backend": "openai",
     "completed": 2,
@@ -145,6 +160,36 @@ BAD: dict[str, tuple[str, Callable[[], bytes | str], str]] = {
     ),
     "foreign YAML": ("b.yaml", lambda: "name: pkg\nversion: 1\n", "unknown keys"),
     "broken YAML": ("b.yaml", lambda: "a: [1, 2\nb: {", "YAML"),
+    "real vLLM cut in half": (
+        "result.json",
+        lambda: _half(PEERS / "vllm-0.32.0" / "c4-detailed" / "result.json"),
+        "not valid JSON",
+    ),
+    "real guidellm cut short": (
+        "benchmarks.json",
+        lambda: _half(PEERS / "guidellm-0.8.1" / "concurrent-1-4" / "benchmarks.json"),
+        "not valid JSON",
+    ),
+    "real guidellm of a newer schema": (
+        "benchmarks.json",
+        lambda: _real("guidellm-0.8.1/concurrent-1-4/benchmarks.json", metadata__version=3),
+        "'metadata.version' is 3",
+    ),
+    "real AIPerf of a newer schema": (
+        "profile_export_aiperf.json",
+        lambda: _real("aiperf-0.13.0/c4/profile_export_aiperf.json", schema_version="2.0"),
+        "'schema_version' is '2.0'",
+    ),
+    "real AIPerf jsonl cut mid-record": (
+        "profile_export.jsonl",
+        lambda: _half(PEERS / "aiperf-0.13.0" / "c4" / "profile_export.jsonl"),
+        "is not JSON (cut short?)",
+    ),
+    "real vLLM with a start time missing": (
+        "result.json",
+        lambda: _real("vllm-0.32.0/c1-detailed/result.json", start_times=[0.0]),
+        "'start_times' holds 1 values",
+    ),
     "mixed JSON lines": ("x.jsonl", lambda: '{"a": 1}\n{"b": 2}\n', "unknown keys"),
     "JSON lines of numbers": ("x.jsonl", lambda: "1\n2\n", "neither JSON"),
 }
