@@ -74,3 +74,21 @@ def test_the_open_loop_batch_is_the_mean_in_flight() -> None:
     batch, where = batch_of(lv)
     assert "in flight" in where
     assert batch is not None and 4.0 < batch < 7.0  # guidellm measured 5.9 (its mean)
+
+
+def test_without_the_request_list_the_tool_figures_are_taken(tmp_path: Path) -> None:
+    """guidellm may keep a sample of the requests (--sample-size): then its own
+    distributions are taken as written."""
+    doc = json.loads((HERE / "concurrent-1-4" / "benchmarks.json").read_text())
+    for b in doc["benchmarks"]:
+        b["requests"]["successful"] = b["requests"]["successful"][:3]
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(doc))
+    printed = guidellm_latency(HERE / "concurrent-1-4" / "stdout.txt")["concurrent@4"]
+    s = read_peer(path).levels[1].summary
+    assert s.source is not None and s.source.basis == "aggregates"
+    assert s.ttft_s.p50 is not None and s.tpot_s.p50 is not None
+    assert round(s.ttft_s.p50 * 1e3, 1) == printed["ttft_mdn"]
+    assert round(s.tpot_s.p50 * 1e3, 1) == printed["itl_mdn"]
+    assert round(s.output_tokens_per_s_total, 1) == printed["output_tok_s"]
+    assert (s.requests_ok, s.output_tokens) == (12, 768)

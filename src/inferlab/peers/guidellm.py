@@ -114,17 +114,23 @@ def _level(path: Path, i: int, raw: Any, version: str | None) -> PeerLevel:
     metrics = bench.sub("metrics")
     assert metrics is not None
     totals = _totals(metrics, "request_totals")
-    out_tokens = _totals(_totals_doc(metrics), "output_token_count").get("successful") or {}
-    prompt = _dist(metrics, "prompt_token_count", 1.0)
     duration = bench.number("duration", required=False)
-    src_agg = source(TOOL, version, path, False)
     records = _records(path, i, bench, label, totals)
-    if records is not None:
-        level = level_from_records(label, kind, value, records, source(TOOL, version, path, True))
-        level = without_gaps(level)
-        level = as_written(level, _figures(metrics), PERCENTILE_NOTE)
-        return with_window(level, duration) if duration else level
-    a = Aggregates(
+    if records is None:  # a sample of the requests, or none: the tool's figures
+        a = _aggregates(metrics, label, kind, value, duration)
+        prompt = _dist(metrics, "prompt_token_count", 1.0).mean
+        return level_from_aggregates(a, source(TOOL, version, path, False), prompt)
+    level = level_from_records(label, kind, value, records, source(TOOL, version, path, True))
+    level = as_written(without_gaps(level), _figures(metrics), PERCENTILE_NOTE)
+    return with_window(level, duration) if duration else level
+
+
+def _aggregates(
+    metrics: Doc, label: str, kind: LevelKind, value: float, duration: float | None
+) -> Aggregates:
+    totals = _totals(metrics, "request_totals")
+    out_tokens = _totals(metrics, "output_token_count").get("successful") or {}
+    return Aggregates(
         label=label,
         kind=kind,
         value=value,
@@ -138,11 +144,6 @@ def _level(path: Path, i: int, raw: Any, version: str | None) -> PeerLevel:
         window_s=duration,
         output_tokens_per_s=_dist(metrics, "output_tokens_per_second", 1.0).mean,
     )
-    return level_from_aggregates(a, src_agg, prompt.mean)
-
-
-def _totals_doc(metrics: Doc) -> Doc:
-    return metrics
 
 
 PERCENTILE_NOTE = (
