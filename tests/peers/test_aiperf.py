@@ -121,3 +121,18 @@ def test_beside_an_inferlab_run_of_the_same_shape(tmp_path: Path, run_cli: RunCl
     assert "profile_export_aiperf.json (aiperf)" in html and "TTFT p50" in html
     assert (run / "compare.png").stat().st_size > 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing loose elsewhere
+
+
+def test_aggregates_judged_on_the_percentile_at_min_attainment(run_json: RunJson) -> None:
+    import json
+
+    path = HERE / "c4" / FILES[0]
+    ttft = json.loads(path.read_text())["time_to_first_token"]
+    out = run_json(
+        "report", str(path), "--slo", "ttft=1.6s,ttft_p50=1.6s", "--min-attainment", "0.95"
+    )
+    judged = {o["objective"]: o for o in out["levels"][0]["slo_on_percentiles"]}
+    assert judged["ttft"]["judged_on"] == "p95"  # 95 % must meet it: the file's p95 says
+    assert judged["ttft"]["value_s"] == pytest.approx(ttft["p95"] / 1e3)
+    assert judged["ttft"]["holds"] is (ttft["p95"] <= 1600)
+    assert judged["ttft_p50"]["holds"] is (ttft["p50"] <= 1600)

@@ -1,7 +1,10 @@
-"""`inferlab report DIR [DIR ...]`: re-render plots and report.html from saved records.
+"""`inferlab report RUN [RUN ...]`: re-render a run folder's plots and report.html from its
+saved records, or read another tool's result file (vLLM, AIPerf, guidellm, SGLang,
+llama.cpp; told by content, inferlab.peers) and judge it against the floor and an SLO.
 
-With two runs (`inferlab report A B`), also the two side by side, level by level, with
-the difference (console table and compare.html beside compare.png)."""
+With two runs (`inferlab report A B`, either side a folder or a file), also the two side by
+side, level by level, with the difference (console table, compare.html and compare.png in
+--out, else beside the runs). `--json` prints the summary (or summaries) and nothing else."""
 
 from __future__ import annotations
 
@@ -131,6 +134,8 @@ Read = tuple[str, "RunSummary | None", Path, "str | None"]
 
 def read_input(d: Path, floor: FloorSpec | None, slo: Slo | None) -> Read:
     """(name, summary, path, peer tool): a run folder (tool None) or a peer's file."""
+    if d.name == "summary.json" and d.is_file():
+        d = d.parent  # an inferlab run's own summary: its folder
     if d.is_dir() or not d.exists():
         has_summary = (d / "summary.json").exists()
         summary = load_summary(d) if has_summary or not d.is_dir() else None
