@@ -107,3 +107,34 @@ def test_sglang_lines_read_by_their_keys(tmp_path: Path) -> None:
     assert a.ttft_s.p50 == pytest.approx(0.05) and a.e2e_s.p50 == pytest.approx(0.9)
     assert a.tpot_s.p50 == pytest.approx(0.013) and a.output_tokens_per_s_total == 128.0
     assert run.levels[0].prompt_tokens_mean == 32
+
+
+def test_json_from_the_real_process_is_strict(tmp_path: Path) -> None:
+    """`report FILE --json` as a process: one strict JSON object on stdout, nothing else,
+    nothing written."""
+    import json
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inferlab.cli",
+            "report",
+            str(HERE / "c4-detailed" / "result.json"),
+            "--json",
+            "--weight-bytes",
+            "100MB",
+            "--bandwidth",
+            "10GB/s",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout, parse_constant=lambda c: pytest.fail(f"non-strict {c}"))
+    assert doc["levels"][0]["source"]["basis"] == "per_request"
+    assert list(tmp_path.iterdir()) == []
