@@ -44,6 +44,10 @@ class PeerLevel:
     records: tuple[RequestRecord, ...] = ()
     prompt_tokens_mean: float | None = None
     output_tokens_mean: float | None = None
+    # False: the file has no per-request send times (SGLang): each record is sent at 0, so
+    # its latencies hold but nothing across requests (window, in flight) comes from them.
+    send_times: bool = True
+    in_flight_stated: float | None = None  # the tool's own mean of requests in flight
 
 
 @dataclass(frozen=True, slots=True)

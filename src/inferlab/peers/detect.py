@@ -45,10 +45,10 @@ def _one_document(path: Path, data: Any, text: str) -> PeerRun:
         return _json_lines(path, [data], text)  # JSON Lines of one line
     if isinstance(data, dict) and "n_gen" in data:
         return _json_lines(path, [data], text)
+    if sglang.looks_like(data):  # before vLLM: SGLang's lines hold vLLM's keys too
+        return sglang.read_lines(path, [data])
     if vllm.looks_like(data):
         return vllm.read(path, data)
-    if sglang.looks_like(data):
-        return sglang.read_lines(path, [data])
     if aiperf.looks_like_json(data):
         return aiperf.read_json(path, data)
     if guidellm.looks_like(data):

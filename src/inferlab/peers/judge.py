@@ -77,8 +77,10 @@ def batch_of(lv: PeerLevel) -> tuple[float | None, str]:
     s = lv.summary
     if s.kind == "concurrency" and s.concurrency and s.label != "as recorded":
         return s.concurrency, "the stated concurrency"
-    if lv.records:
+    if lv.records and lv.send_times:
         return mean_in_flight(lv.records), "the mean in flight, from per-request start and end"
+    if lv.in_flight_stated:
+        return lv.in_flight_stated, "the tool's own mean of requests in flight"
     if s.e2e_s.mean and s.window_s and s.requests_ok:
         little = s.requests_ok / s.window_s * s.e2e_s.mean
         return little, "Little's law: the tool's request rate x its mean E2E"
@@ -93,9 +95,9 @@ def prefill_floor_s(f: FloorSpec, prompt_tokens: float) -> float | None:
     return f.cost.prefill_flops(round(prompt_tokens)) / flops
 
 
-def _below_floor_count(lv: PeerLevel, f: FloorSpec) -> tuple[int, int]:
-    """(requests whose TTFT beat their own prompt's prefill floor, requests judged)."""
-    below = judged = 0
+def _below_floor(lv: PeerLevel, f: FloorSpec) -> tuple[list[float], int]:
+    """(the TTFTs that beat their own prompt's prefill floor, requests judged)."""
+    below, judged = [], 0
     for r in lv.records:
         if not r.ok or not r.prompt_tokens:
             continue
@@ -103,7 +105,9 @@ def _below_floor_count(lv: PeerLevel, f: FloorSpec) -> tuple[int, int]:
         if floor_s is None:
             continue
         judged += 1
-        below += (r.event_ns[0] - r.send_ns) * 1e-9 < floor_s
+        ttft_s = (r.event_ns[0] - r.send_ns) * 1e-9
+        if ttft_s < floor_s:
+            below.append(ttft_s)
     return below, judged
 
 
@@ -114,13 +118,13 @@ def _ttft_below_compute(lv: PeerLevel, f: FloorSpec) -> RunWarning | None:
     floor_s = prefill_floor_s(f, prompt) if prompt else None
     if floor_s is None or s.ttft_s.p50 is None or prompt is None:
         return None
-    below, judged = _below_floor_count(lv, f)
-    if s.ttft_s.p50 >= floor_s and not below:
+    below, judged = _below_floor(lv, f)
+    if lv.records and not below or not lv.records and s.ttft_s.p50 >= floor_s:
         return None
     flops = f.hardware.peak_flops(f.cost.compute_dtype)
-    who = f"{below} of {judged} requests had a TTFT (p50 {s.ttft_s.p50 * 1e3:.3g} ms)"
-    if not lv.records:
-        who = f"TTFT p50 {s.ttft_s.p50 * 1e3:.3g} ms is"
+    who = f"TTFT p50 {s.ttft_s.p50 * 1e3:.4g} ms is"
+    if lv.records:
+        who = f"{len(below)} of {judged} requests had a TTFT (fastest {min(below) * 1e3:.4g} ms)"
     msg = (
         f"{who} below the {floor_s * 1e3:.3g} ms that prefilling {prompt:.0f} prompt tokens "
         f"takes at {flops / 1e9:.4g} GFLOP/s: the prompts came from a cache, or the lengths "
@@ -214,7 +218,16 @@ def judge_level(lv: PeerLevel, f: FloorSpec | None, slo: Slo | None) -> LevelSum
     if slo is None:
         return s
     if lv.records:
-        return dataclasses.replace(s, slo=evaluate(slo, outcomes(list(lv.records))))
+        judged = evaluate(slo, outcomes(list(lv.records)))
+        if not lv.send_times and s.window_s and judged.window_s:  # goodput over its window
+            k = judged.window_s / s.window_s
+            judged = dataclasses.replace(
+                judged,
+                goodput_requests_per_s=judged.goodput_requests_per_s * k,
+                goodput_tokens_per_s=judged.goodput_tokens_per_s * k,
+                window_s=s.window_s,
+            )
+        return dataclasses.replace(s, slo=judged)
     return dataclasses.replace(s, rest={**s.rest, "slo_on_percentiles": slo_on_percentiles(s, slo)})
 
 

@@ -46,7 +46,8 @@ def load_of(doc: Doc) -> tuple[str, LevelKind, float]:
     """The level's label, kind and value from the tool's own load settings."""
     conc = doc.number("max_concurrency", required=False)
     rate_raw = doc.data.get("request_rate", "inf")
-    rate = math.inf if rate_raw in ("inf", None) else doc.number("request_rate")
+    unbounded = rate_raw in ("inf", None) or rate_raw == math.inf  # SGLang writes Infinity
+    rate = math.inf if unbounded else doc.number("request_rate")
     assert rate is not None
     if conc is not None:
         label = f"c={conc:g}" if math.isinf(rate) else f"c={conc:g} rate={rate:g}/s"
