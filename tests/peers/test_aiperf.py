@@ -136,3 +136,9 @@ def test_aggregates_judged_on_the_percentile_at_min_attainment(run_json: RunJson
     assert judged["ttft"]["value_s"] == pytest.approx(ttft["p95"] / 1e3)
     assert judged["ttft"]["holds"] is (ttft["p95"] <= 1600)
     assert judged["ttft_p50"]["holds"] is (ttft["p50"] <= 1600)
+
+
+def test_the_artifact_folder_stands_for_its_jsonl(run_cli: RunCli) -> None:
+    code, out, err = run_cli("report", str(HERE / "c4"))
+    assert code == 0, err
+    assert "profile_export.jsonl (aiperf)" in out and "recomputed here" in out

@@ -136,6 +136,7 @@ def read_input(d: Path, floor: FloorSpec | None, slo: Slo | None) -> Read:
     """(name, summary, path, peer tool): a run folder (tool None) or a peer's file."""
     if d.name == "summary.json" and d.is_file():
         d = d.parent  # an inferlab run's own summary: its folder
+    d = peer_file_in(d)
     if d.is_dir() or not d.exists():
         has_summary = (d / "summary.json").exists()
         summary = load_summary(d) if has_summary or not d.is_dir() else None
@@ -146,6 +147,18 @@ def read_input(d: Path, floor: FloorSpec | None, slo: Slo | None) -> Read:
 
     peer = read_peer(d)
     return f"{d.name} ({peer.tool})", summarise(peer, floor, slo), d, peer.tool
+
+
+# What a peer tool leaves in its output folder, the per-request file first.
+PEER_FILES = ("profile_export.jsonl", "profile_export_aiperf.json", "benchmarks.json")
+
+
+def peer_file_in(d: Path) -> Path:
+    """A peer tool's output folder (AIPerf's artifact dir, guidellm's) stands for its result
+    file; an inferlab run folder (summary.json or records.jsonl) stays a folder."""
+    if not d.is_dir() or any((d / f).exists() for f in ("summary.json", "records.jsonl")):
+        return d
+    return next((d / f for f in PEER_FILES if (d / f).is_file()), d)
 
 
 def show_run(d: Path, args: argparse.Namespace) -> RunSummary | None:
