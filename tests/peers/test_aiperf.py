@@ -142,3 +142,10 @@ def test_the_artifact_folder_stands_for_its_jsonl(run_cli: RunCli) -> None:
     code, out, err = run_cli("report", str(HERE / "c4"))
     assert code == 0, err
     assert "profile_export.jsonl (aiperf)" in out and "recomputed here" in out
+
+
+def test_the_csv_counts_the_failure_and_skips_error_adjusted_rows() -> None:
+    """The CSV also holds "Time to First Token (error-adjusted) (ms)": not the metric."""
+    lv = read_peer(HERE / "c1-one-failed" / FILES[1]).levels[0].summary
+    assert (lv.requests_ok, lv.requests_failed) == (7, 1)
+    assert lv.ttft_s.p50 == pytest.approx(0.40875, abs=1e-5)  # not the adjusted 419.25

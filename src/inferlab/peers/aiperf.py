@@ -161,7 +161,7 @@ def _aggregates(path: Path, data: dict[str, Any], config: dict[str, Any] | None)
         output_tokens=int(_avg(data, "total_osl") or 0),
         window_s=_window_s(data),
         output_tokens_per_s=_avg(data, "output_token_throughput"),
-        errors=_errors(data),
+        errors=_errors(data) or (("the file keeps no error text",) if failed else ()),
     )
 
 
@@ -210,7 +210,7 @@ def _csv_blocks(path: Path, text: str) -> dict[str, Any]:
             continue
         name = row[0].split(" (")[0]
         key = CSV_ROWS.get(name) or CSV_VALUES.get(name)
-        if key is None:
+        if key is None or "(error-adjusted)" in row[0]:  # its own row, not the metric's
             continue
         try:
             values = [float(x.replace(",", "")) if x else None for x in row[1:]]
