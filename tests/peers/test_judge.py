@@ -151,3 +151,23 @@ def test_json_reads_back_as_the_one_schema(tmp_path: Path, run_json: RunJson) ->
     assert src is not None and (src.tool, src.basis) == ("vllm bench serve", "per_request")
     assert src.file.endswith("vllm.json") and src.version is None  # vLLM writes none
     assert back.levels[0].comparison is not None and back.floor is not None
+
+
+def test_report_two_files_writes_a_folder_beside_them(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --out and no run folder: a new folder beside the first file, never the cwd."""
+    files = tmp_path / "files"
+    files.mkdir()
+    a = _file(files, VLLM_DETAILED, "a.json")
+    b = _file(files, {**VLLM_DETAILED, "ttfts": [0.2, 0.2, 0.3, 0.0]}, "b.json")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    code, _, err = run_cli("report", str(a), str(b))
+    assert code == 0, err
+    assert list(cwd.iterdir()) == []
+    assert sorted(p.name for p in (files / "compare-a-vs-b").iterdir()) == [
+        "compare.html",
+        "compare.png",
+    ]
