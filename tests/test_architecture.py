@@ -53,6 +53,8 @@ FORBIDDEN = {
         "watch",
         "drill",
     },
+    # Other tools' files are read into the summary bench writes: never through bench or sim.
+    "peers": {"bench", "sim", "commands", "report", "console", "watch", "drill"},
     # SLO values sit beside summary.py (it holds their blocks): below every package.
     "slo": {"specs", "physics", "bench", "metrics", "report", "sim", "commands", "probe"}
     | {"engines", "servermetrics", "load", "drill", "watch", "console"},

@@ -14,7 +14,7 @@ Nothing else changes: old files read as None, new files write the key only when 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from inferlab.engine_result import EngineBench
 from inferlab.jsonrecord import (
@@ -250,6 +250,18 @@ class Predicted(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PeerSource(JsonRecord):
+    """Where a level read from another tool's file came from (inferlab.peers). `basis`:
+    "per_request" (recomputed here from the file's per-request values) or "aggregates"
+    (the tool's own figures, taken as it wrote them)."""
+
+    tool: str
+    version: str | None
+    file: str
+    basis: Literal["per_request", "aggregates"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -304,6 +316,7 @@ class LevelSummary(JsonRecord):
     ttfo_s: LatencyStats | None = optional()
     reasoning_tokens: int | None = optional()
     predicted: Predicted | None = optional()  # the demo: before measuring
+    source: PeerSource | None = optional()  # read from a peer's file
     rest: dict[str, Any] = rest()
 
     @property
