@@ -45,6 +45,16 @@ def nested(decode: Callable[[Any], Any]) -> Any:
     return field(metadata={"decode": decode})
 
 
+def renamed(key: str, old: str, decode: Callable[[Any], Any]) -> Any:
+    """A required field written under `key` and read from `key` or its former name `old`
+    (a file written before the rename stays readable)."""
+    return field(metadata={"decode": decode, "key": key, "aliases": (old,)})
+
+
+def _key(f: Any) -> str:
+    return str(f.metadata.get("key", f.name))
+
+
 def flat(cls: type[JsonRecord]) -> Any:
     """An optional dataclass whose keys are merged into the parent's JSON object."""
     return field(default=None, metadata={"optional": True, "flat": cls})
@@ -171,7 +181,7 @@ class JsonRecord:
             elif "flat" in m:
                 out.update(v.to_json())
             else:
-                out[f.name] = _encode(v)
+                out[_key(f)] = _encode(v)
         return out
 
     @classmethod
@@ -181,7 +191,7 @@ class JsonRecord:
             if "flat" in f.metadata:
                 keys |= f.metadata["flat"].known_keys()
             elif not f.metadata.get("rest"):
-                keys.add(f.name)
+                keys |= {_key(f), *f.metadata.get("aliases", ())}
         return keys
 
     @classmethod
@@ -201,15 +211,16 @@ class JsonRecord:
             elif "flat" in m:
                 sub = m["flat"]
                 kw[f.name] = sub.from_json(d, where) if fields(sub)[0].name in d else None
-            elif f.name in d:
+            elif (key := _found(f, d)) is not None:
                 decode = m.get("decode")
                 tp = hints[f.name]
+                at = f"{where}.{key}" if where else key
                 if decode is not None and not _plain(tp):
-                    kw[f.name] = _custom(decode, d[f.name], at)
+                    kw[f.name] = _custom(decode, d[key], at)
                 else:
-                    kw[f.name] = _decode(tp, d[f.name], at)
+                    kw[f.name] = _decode(tp, d[key], at)
             elif not m.get("optional"):
-                raise SchemaError(f"{where}: no '{f.name}'" if where else f"no '{f.name}'")
+                raise SchemaError(f"{where}: no '{_key(f)}'" if where else f"no '{_key(f)}'")
         record = cls(**kw)
         problem = record.problem()
         if problem:
@@ -219,6 +230,11 @@ class JsonRecord:
     def problem(self) -> str | None:
         """What is wrong with the record as a whole (values that fit but disagree); None: fine."""
         return None
+
+
+def _found(f: Any, d: dict[str, Any]) -> str | None:
+    """The key a field is read from: its own, else a former name; None when absent."""
+    return next((k for k in (_key(f), *f.metadata.get("aliases", ())) if k in d), None)
 
 
 def _plain(tp: Any) -> bool:

@@ -24,6 +24,7 @@ from inferlab.jsonrecord import (
     flat,
     nested,
     optional,
+    renamed,
     rest,
     tuple_of,
 )
@@ -267,7 +268,9 @@ class LevelSummary(JsonRecord):
     ttft_s: LatencyStats = nested(LatencyStats.from_json)
     tpot_s: LatencyStats = nested(LatencyStats.from_json)
     e2e_s: LatencyStats = nested(LatencyStats.from_json)
-    gap_s: LatencyStats = nested(LatencyStats.from_json)
+    # every inter-token gap: ITL, as vLLM, AIPerf and guidellm call it (JSON `itl_s`; files
+    # written before the rename say `gap_s`, still read)
+    gap_s: LatencyStats = renamed("itl_s", "gap_s", LatencyStats.from_json)
     worst_gap_per_request_s: LatencyStats = nested(LatencyStats.from_json)
     stall_threshold_s: float
     stall_count: Count
@@ -277,6 +280,9 @@ class LevelSummary(JsonRecord):
     window_s: float
     output_tokens_per_s_total: float
     output_tokens_per_s_per_user: float
+    # completed requests and prompt + output tokens per second over the level's window
+    requests_per_s: float | None = optional()
+    total_tokens_per_s: float | None = optional()
     mean_active_streams: float
     prompt_tokens_usage_p50: float | None
     completion_tokens_p50: float | None
