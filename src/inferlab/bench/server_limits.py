@@ -124,11 +124,13 @@ async def check_stream(session: aiohttp.ClientSession, endpoint: Endpoint) -> Fi
         async with session.post(
             endpoint.url,
             json=endpoint.body(PROBE_TEXT, 2),
-            headers=endpoint.headers(),
+            # its own connection, closed after: a server may close a socket after a stream
+            # (llama-server does), and a next request (/tokenize) would find it dead
+            headers=endpoint.headers() | {"Connection": "close"},
             timeout=timeout,
         ) as r:
             status = r.status
-            while len(seen) < FIRST_STREAM_BYTES and b"[DONE]" not in seen:
+            while len(seen) < FIRST_STREAM_BYTES:  # to its end: 2 tokens are a few hundred bytes
                 chunk = await r.content.read(4096)
                 if not chunk:
                     break

@@ -17,8 +17,8 @@ MAX_WORKERS = 1024  # Ray actors across a cluster
 MAX_LOCAL_WORKERS = 64  # processes on this host (~40 MB each)
 # A bare `bench --url URL` finishes within minutes on the bundled server (measured: see the
 # README); the full sweep is asked for by name (--sweep full).
-BENCH_LOAD = LoadDefaults(output_tokens="128", requests_per_level=16, concurrency=(1, 2, 4))
-FULL_SWEEP = LoadDefaults(output_tokens="128", requests_per_level=64)  # c = 1,2,4,...,64
+BENCH_LOAD = LoadDefaults(output_tokens="64", requests_per_level=16, concurrency=(1, 2, 4))
+FULL_SWEEP = LoadDefaults(output_tokens="64", requests_per_level=64)  # c = 1,2,4,...,64
 SWEEPS = {"quick": BENCH_LOAD, "full": FULL_SWEEP}
 
 
@@ -81,7 +81,7 @@ def add_parser_args(p: argparse.ArgumentParser) -> None:
         default="quick",
         help="the levels and requests when --concurrency / --requests-per-level are not "
         "given: quick = c=1,2,4 x 16 requests; full = c=1,2,4,...,64 x 64 requests "
-        "(an hour on a CPU) (quick)",
+        "(half an hour on a CPU) (quick)",
     )
     add_bench_args(p)
     p.add_argument(
