@@ -40,9 +40,11 @@ def test_a_time_objective_without_a_unit_is_refused(run_cli: RunCli, verb: list[
         (["watch", "--url", "http://127.0.0.1:9", "--interval", "2"], "--interval"),
         (["bench", "--url", "http://127.0.0.1:9/v1", "--request-timeout", "30"],
          "--request-timeout"),
+        (["floor", "--weight-bytes", "16", "--hardware", "h100-sxm"], "--weight-bytes"),
+        (["capacity", "--model", "llama-3-8b", "--memory", "80", "--context", "8"], "--memory"),
     ],
 )  # fmt: skip
-def test_a_bare_number_for_a_time_flag_is_refused(
+def test_a_bare_number_for_a_time_or_size_flag_is_refused(
     run_cli: RunCli, argv: list[str], flag: str
 ) -> None:
     code, _, err = run_cli(*argv)

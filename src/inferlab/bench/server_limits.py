@@ -114,12 +114,29 @@ def _wrong_address(endpoint: Endpoint, what: str) -> InferlabError:
     return InferlabError(f"POST {endpoint.url} {what}: not an OpenAI stream; {hint}")
 
 
+async def _read_answer(r: aiohttp.ClientResponse, into: bytearray) -> None:
+    """The answer to its end (2 tokens: a few hundred bytes), or its first 64 KiB; what came
+    stays in `into` even if the deadline cuts the read."""
+    while len(into) < FIRST_STREAM_BYTES:
+        chunk = await r.content.read(4096)
+        if not chunk:
+            break
+        into += chunk
+
+
+def _failed(endpoint: Endpoint, e: BaseException) -> InferlabError:
+    return InferlabError(
+        f"the first request to {endpoint.url} failed ({type(e).__name__}: {e}); "
+        "is the server up, and --url its OpenAI base (.../v1)?"
+    )
+
+
 async def check_stream(session: aiohttp.ClientSession, endpoint: Endpoint) -> FirstStream:
     """One tiny streamed request before the run: an address that answers 404, an error,
     or a stream that is not OpenAI's (llama-server's own /completions at its root) is
     refused here, instead of a run whose every request fails."""
     timeout = aiohttp.ClientTimeout(total=min(endpoint.request_timeout_s, 120.0))
-    seen = b""
+    got, status = bytearray(), 0
     try:
         async with session.post(
             endpoint.url,
@@ -130,16 +147,13 @@ async def check_stream(session: aiohttp.ClientSession, endpoint: Endpoint) -> Fi
             timeout=timeout,
         ) as r:
             status = r.status
-            while len(seen) < FIRST_STREAM_BYTES:  # to its end: 2 tokens are a few hundred bytes
-                chunk = await r.content.read(4096)
-                if not chunk:
-                    break
-                seen += chunk
-    except (TimeoutError, aiohttp.ClientError, OSError) as e:
-        raise InferlabError(
-            f"the first request to {endpoint.url} failed ({type(e).__name__}: {e}); "
-            "is the server up, and --url its OpenAI base (.../v1)?"
-        ) from e
+            await _read_answer(r, got)
+    except TimeoutError as e:  # a stream still running at the request deadline: as the run
+        if not (status == 200 and read_first_stream(bytes(got)).openai):  # would cut it
+            raise _failed(endpoint, e) from e
+    except (aiohttp.ClientError, OSError) as e:
+        raise _failed(endpoint, e) from e
+    seen = bytes(got)
     text = seen[:160].decode("utf-8", "replace").strip()
     if status in (401, 403):
         raise InferlabError(f"POST {endpoint.url} refused the API key (HTTP {status}) {text!r}")

@@ -46,7 +46,7 @@ def unit_arg(parse: Callable[[str], float], positive: bool = False) -> Callable[
     return _parse
 
 
-BYTES = unit_arg(units.parse_bytes)
+BYTES = unit_arg(units.parse_byte_size)  # a bare number (other than 0) is refused
 BANDWIDTH = unit_arg(units.parse_bandwidth, positive=True)
 FLOPS = unit_arg(units.parse_flops, positive=True)
 TIME = unit_arg(units.parse_duration)  # a bare number (other than 0) is refused
