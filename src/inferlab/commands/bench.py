@@ -11,15 +11,7 @@ from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab.commands.bench_args import (
-    MAX_LOCAL_WORKERS,
-    MAX_STREAMS,
-    SWEEPS,
-    add_bench_args,
-    add_honesty_args,
-    add_parser_args,
-    add_run_folder_args,
-)
+from inferlab.commands.bench_args import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS, add_parser_args
 from inferlab.commands.common import cost_from, hardware_from
 from inferlab.commands.slo_args import search_from, slo_from
 from inferlab.errors import InferlabError
@@ -29,8 +21,6 @@ from inferlab.runfolder import claim_run_folder
 
 if TYPE_CHECKING:
     from inferlab.summary import RunSummary, RunWarning
-
-__all__ = ["add_bench_args", "add_honesty_args", "add_run_folder_args"]  # demo's, from here too
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

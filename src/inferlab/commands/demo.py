@@ -59,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def add_demo_sweep_args(p: argparse.ArgumentParser) -> None:
     """The sweep's flags the demo reads, with the demo's own defaults (bench has more)."""
-    from inferlab.commands.bench import add_honesty_args, add_run_folder_args
+    from inferlab.commands.bench_args import add_honesty_args, add_run_folder_args
     from inferlab.commands.common import TIME, int_list
 
     g = p.add_argument_group("the sweep (fixed lengths, closed loop)")
