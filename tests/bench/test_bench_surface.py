@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.bench.estimate import LevelCost, estimate_line, level_costs, plan_line
+from inferlab.bench.estimate import (
+    LevelCost,
+    estimate_line,
+    level_costs,
+    plan_line,
+    search_plan_line,
+)
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 from tests.bench.bounded_app import Script, make_app, serve
@@ -49,6 +55,14 @@ def test_the_estimate_is_waves_of_the_request_timed() -> None:
     assert opened.lower_bound_s(2.0) == 11.5
     line = estimate_line([closed, opened], 2.0)  # 21.5 s, rounded
     assert line.startswith("estimate: at least 22 s for the sweep (one request took 2.00 s")
+
+
+def test_a_search_states_its_bounds() -> None:
+    assert search_plan_line("concurrency", 1, 1e4 * 1e3, 8, 16) == (
+        "plan: --find-max-load concurrency from 1 (no set top): at most 8 levels of "
+        "16 measured requests each, chosen as it goes"
+    )
+    assert "from 2 (64)" in search_plan_line("concurrency", 2, 64, 4, 16)
 
 
 @pytest.mark.slow

@@ -87,3 +87,12 @@ def fmt_duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60} s"
     return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def search_plan_line(kind: str, start: float, upper: float, max_levels: int, n: int) -> str:
+    """--find-max-load: the levels are the search's to pick, so the plan states its bounds."""
+    top = f"{upper:g}" if upper < 1e6 else "no set top"
+    return (
+        f"plan: --find-max-load {kind} from {start:g} ({top}): at most {max_levels} levels of "
+        f"{n:,} measured requests each, chosen as it goes"
+    )

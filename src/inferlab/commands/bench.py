@@ -225,7 +225,7 @@ def bench_config(args: argparse.Namespace, workload: Any, floor: Any, out: Path)
 
 
 def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> int:
-    from inferlab.bench.estimate import level_costs, plan_line
+    from inferlab.bench.estimate import level_costs, plan_line, search_plan_line
     from inferlab.console.progress import ProgressHooks
     from inferlab.console.sweep import execute
 
@@ -235,6 +235,10 @@ def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> i
         hooks = ProgressHooks(plan=None if cfg.search else level_costs(workload, cfg.levels))
         if hooks.plan is not None:  # said once the server accepted the run, before level 1
             hooks.notes.append(plan_line(hooks.plan))
+        elif cfg.search is not None:
+            s = cfg.search
+            n = cfg.requests_per_level
+            hooks.notes.append(search_plan_line(s.kind, s.start, s.upper, s.max_levels, n))
         result = execute(cfg, args.no_plots, hooks, args.wide, report=not args.no_report)
     if args.csv is not None:
         from inferlab.report.table_csv import write_level_csv
