@@ -73,6 +73,7 @@ async def check_chat(session: aiohttp.ClientSession, endpoint: Endpoint) -> None
 
 FIRST_STREAM_BYTES = 64 << 10  # read of the first answer, at most (2 tokens: a few hundred)
 PROBE_TEXT = "hello"
+PROBE_TOKENS = 2  # the check's output: a server's counters include these, no record does
 WRONG_ADDRESS = (404, 405)  # nothing there, or not something that takes a POST
 
 
@@ -140,7 +141,7 @@ async def check_stream(session: aiohttp.ClientSession, endpoint: Endpoint) -> Fi
     try:
         async with session.post(
             endpoint.url,
-            json=endpoint.body(PROBE_TEXT, 2),
+            json=endpoint.body(PROBE_TEXT, PROBE_TOKENS),
             # its own connection, closed after: a server may close a socket after a stream
             # (llama-server does), and a next request (/tokenize) would find it dead
             headers=endpoint.headers() | {"Connection": "close"},
