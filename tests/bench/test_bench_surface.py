@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from inferlab.bench.estimate import (
     estimate_line,
     level_costs,
     plan_line,
+    remaining_line,
     search_plan_line,
 )
 from inferlab.load.spec import Level
@@ -54,6 +56,9 @@ def test_the_estimate_is_waves_of_the_request_timed() -> None:
     assert closed.lower_bound_s(2.0) == 10.0
     assert opened.lower_bound_s(2.0) == 11.5
     line = estimate_line([closed, opened], 2.0)  # 21.5 s, rounded
+    assert remaining_line([opened], 3.0, "c=4") == (
+        "estimate: at least 12 s more for rate=2/s (a request took 3.00 s at c=4, the median)"
+    )
     assert line.startswith("estimate: at least 22 s for the sweep (one request took 2.00 s")
 
 
@@ -77,6 +82,7 @@ def test_a_run_plans_reports_and_writes_csv(run_cli: RunCli, tmp_path: Path) -> 
     assert code == 0, err
     assert "plan: 2 level(s) (c=1, c=2): 6 measured requests (+2 warm-up)" in err
     assert "estimate: at least" in stdout  # above the progress bar, once one request is timed
+    assert re.search(r"estimate: at least \d+\.\d s more for c=2 \(a request took", stdout)
     assert f"report: {out}/report.html" in stdout and f"inferlab report {out}" in stdout
     assert (out / "report.html").stat().st_size > 1000
     rows = list(csv.DictReader(io.StringIO(table.read_text())))

@@ -79,8 +79,20 @@ def estimate_line(costs: list[LevelCost], request_s: float, done_s: float = 0.0)
     )
 
 
+def remaining_line(rest: list[LevelCost], request_s: float, after: str) -> str:
+    """After a level: the levels left, at least as long as a request took at that level."""
+    total = sum(c.lower_bound_s(request_s) for c in rest)
+    labels = ", ".join(c.label for c in rest)
+    return (
+        f"estimate: at least {fmt_duration(total)} more for {labels} (a request took "
+        f"{request_s:.2f} s at {after}, the median)"
+    )
+
+
 def fmt_duration(seconds: float) -> str:
-    """'45 s', '3 min 5 s', '1 h 2 min'."""
+    """'4.2 s', '45 s', '3 min 5 s', '1 h 2 min'."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     s = round(seconds)
     if s < 60:
         return f"{s} s"

@@ -36,7 +36,8 @@ class ProgressHooks(Hooks):
         # Lines said once the server accepted the run (e.g. how the floor was found), so a
         # refused run's error stays the only line.
         self.notes: list[str] = []
-        self.plan = plan
+        self.plan = plan  # until the first request is timed
+        self.costs = list(plan or [])  # the levels still to run, for the estimates after each
         self.warm = (0, 0)  # warm-ups done, of how many, this level
         self.label = ""
 
@@ -68,6 +69,7 @@ class ProgressHooks(Hooks):
             self.progress.console.print(line, highlight=False)
 
     def level_end(self, level: Level, summary: LevelSummary) -> None:
+        self._estimate_rest(level, summary)
         tpot = summary.tpot_s.p50
         tpot_text = "-" if tpot is None else f"{tpot * 1e3:.1f}"
         self.progress.update(
@@ -75,6 +77,17 @@ class ProgressHooks(Hooks):
             description=f"{level.label:>10} TPOT {tpot_text} ms, "
             f"{summary.output_tokens_per_s_total:.0f} tok/s",
         )
+
+    def _estimate_rest(self, level: Level, summary: LevelSummary) -> None:
+        """The levels left, at least as long as this level's median request: tighter than
+        the first estimate, as requests slow down with load."""
+        self.costs = [c for c in self.costs if c.label != level.label]
+        request_s = summary.e2e_s.p50
+        if self.costs and request_s:
+            from inferlab.bench.estimate import remaining_line
+
+            line = remaining_line(self.costs, request_s, level.label)
+            self.progress.console.print(line, highlight=False)
 
     def close(self) -> None:
         self.progress.stop()
