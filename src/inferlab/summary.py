@@ -22,6 +22,7 @@ from inferlab.jsonrecord import (
     JsonRecord,
     SchemaError,
     flat,
+    json_meta,
     optional,
     rest,
 )
@@ -277,7 +278,9 @@ class LevelSummary(JsonRecord):
     ttft_s: LatencyStats
     tpot_s: LatencyStats
     e2e_s: LatencyStats
-    gap_s: LatencyStats
+    # every inter-token gap: ITL, as vLLM, AIPerf and guidellm call it (JSON `itl_s`; files
+    # written before the rename say `gap_s`, still read)
+    gap_s: LatencyStats = field(metadata=json_meta(key="itl_s", aliases=("gap_s",)))
     worst_gap_per_request_s: LatencyStats
     stall_threshold_s: float
     stall_count: Count
@@ -287,6 +290,9 @@ class LevelSummary(JsonRecord):
     window_s: float
     output_tokens_per_s_total: float
     output_tokens_per_s_per_user: float
+    # completed requests and prompt + output tokens per second over the level's window
+    requests_per_s: float | None = optional()
+    total_tokens_per_s: float | None = optional()
     mean_active_streams: float
     prompt_tokens_usage_p50: float | None
     completion_tokens_p50: float | None

@@ -34,7 +34,7 @@ def test_simulate_writes_bench_schema(run_cli: RunCli, tmp_path: Path) -> None:
     assert "injected 8000-token prompt" in out
     s = json.loads((tmp_path / "summary.json").read_text())
     lv = s["levels"][0]
-    for key in ("ttft_s", "tpot_s", "e2e_s", "gap_s", "stall_count", "output_tokens_per_s_total"):
+    for key in ("ttft_s", "tpot_s", "e2e_s", "itl_s", "stall_count", "output_tokens_per_s_total"):
         assert key in lv
     assert lv["requests_ok"] == 31 and s["utilisation"]["rows"]
     code, _, _ = run_cli("report", str(tmp_path))  # simulated runs render like measured ones

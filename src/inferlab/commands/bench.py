@@ -11,123 +11,21 @@ from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
-from inferlab.commands.common import (
-    BANDWIDTH,
-    FLOPS,
-    TIME,
-    real,
-    unit_arg,
-    whole,
-)
-from inferlab.commands.slo_args import add_slo_args, search_from, slo_from
+from inferlab.commands.bench_args import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS, add_parser_args
+from inferlab.commands.slo_args import search_from, slo_from
 from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
-from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
+from inferlab.load.flags import load_from_args
 from inferlab.runfolder import claim_run_folder
 from inferlab.specs.stated import cost_from, hardware_from
-from inferlab.units import parse_bytes, parse_time
 
 if TYPE_CHECKING:
     from inferlab.summary import RunSummary, RunWarning
 
-MAX_STREAMS = 10_000  # concurrent streams / connections one client process can honestly drive
-MAX_WORKERS = 1024  # Ray actors across a cluster
-MAX_LOCAL_WORKERS = 64  # processes on this host (~40 MB each)
-BENCH_LOAD = LoadDefaults()  # 64 measured requests a level; c = 1..64 unless told
-
-
-def add_bench_args(p: argparse.ArgumentParser) -> None:
-    """Load and workload flags, shared with `demo`."""
-    add_load_flags(p, BENCH_LOAD)
-    p.add_argument(
-        "--request-timeout",
-        type=unit_arg(parse_time, positive=True),
-        help="end a request still running after this long and record it as failed "
-        "(default: 60s + 1s per output token)",
-    )
-    p.add_argument("--api", choices=["completions", "chat"], default="completions")
-    p.add_argument(
-        "--stall-factor",
-        type=real(1.0, 1e6, above=True),
-        default=5.0,
-        help="a gap > this x the level's median gap is a stall (5)",
-    )
-    p.add_argument(
-        "--lag-threshold",
-        type=TIME,
-        default=0.005,
-        help="event-loop lag p99 above which the client is saturated (5ms)",
-    )
-    p.add_argument("--strict", action="store_true", help="exit 1 on any error or warning")
-    p.add_argument("--out", type=Path, help="results folder (results/<time>)")
-    p.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
-    p.add_argument(
-        "--append-run", action="store_true", help="add this run beside the one in --out (run-N/)"
-    )
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--wide", action="store_true", help="every column in the sweep table")
-
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", help="benchmark an OpenAI-compatible server honestly")
-    p.add_argument("--url", required=True, help="OpenAI base URL, e.g. http://127.0.0.1:8080/v1")
-    p.add_argument("--model", help="served model name (the server's first if omitted)")
-    p.add_argument(
-        "--max-connections",
-        type=whole(1, MAX_STREAMS),
-        help="open connections at most; rate mode queues the rest in the client",
-    )
-    p.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        help="environment variable holding the API key (never written to results)",
-    )
-    p.add_argument(
-        "--no-force-length",
-        action="store_true",
-        help="do not send ignore_eos/min_tokens (strict OpenAI servers)",
-    )
-    p.add_argument(
-        "--max-event-bytes",
-        type=event_bytes_arg,
-        default=DEFAULT_MAX_EVENT_BYTES,
-        help="an SSE event longer than this fails its request as malformed_stream (1MiB)",
-    )
-    g = p.add_argument_group("load workers (default: this one process)")
-    g.add_argument(
-        "--workers",
-        type=workers_arg,
-        default=1,
-        help="worker processes sharing the load (N or auto: sized from the measured ingest "
-        "rate and the expected token rate)",
-    )
-    g.add_argument(
-        "--ray",
-        metavar="ADDRESS",
-        help="run the workers as Ray actors: auto (RAY_ADDRESS's cluster, else a local one) "
-        "or ray://head:10001; needs the ray extra",
-    )
-    add_bench_args(p)
-    m = p.add_argument_group("the server's own metrics (Prometheus /metrics)")
-    m.add_argument("--metrics-url", help="where /metrics is (default: the server root's)")
-    m.add_argument("--no-scrape", action="store_true", help="do not read the server's /metrics")
-    g = p.add_argument_group("floor to compare against")
-    g.add_argument("--floor-model", help="preset, config.json or .gguf")
-    g.add_argument("--floor-gguf", help="the served GGUF file (real tensor bytes)")
-    g.add_argument("--floor-hardware", help="h100-sxm, ..., this-machine")
-    g.add_argument("--floor-bandwidth", type=BANDWIDTH, help="e.g. 20GB/s")
-    g.add_argument("--floor-flops", type=FLOPS, help="e.g. 500GFLOPS")
-    g.add_argument("--floor-weight-dtype", default="bf16")
-    g.add_argument("--floor-kv-dtype", default="bf16")
-    g.add_argument("--floor-tp", type=whole(1, 4096), default=1)
-    p.add_argument(
-        "--engine-baseline",
-        type=Path,
-        help="a folder from `inferlab engine-bench`: split each level into floor/engine/serving",
-    )
-    add_slo_args(p)
-    p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
+    add_parser_args(p)
     p.set_defaults(run=run, floor_note=None)
 
 
@@ -156,7 +54,7 @@ def workload_from(args: argparse.Namespace) -> Any:
         raise InferlabError(
             f"--rate: each rate must be {MIN_RATE_PER_S:g}/s to {MAX_RATE_PER_S:g}/s, e.g. 4,8,16"
         )
-    workload = load_from_args(args, BENCH_LOAD)
+    workload = load_from_args(args, SWEEPS[args.sweep])
     if workload.output.kind == "fixed" and workload.output.a < 2:
         raise InferlabError(
             "--output-tokens: at least 2 for bench (TPOT is the time between output tokens)"
@@ -182,30 +80,6 @@ def check_sizes(args: argparse.Namespace) -> None:
 
 def default_out() -> Path:
     return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
-
-
-MIN_EVENT_BYTES, MAX_EVENT_BYTES = 1 << 10, 1 << 30
-
-
-def event_bytes_arg(text: str) -> int:
-    """--max-event-bytes: 1KiB (a token's event is a few hundred bytes) to 1GiB."""
-    n = unit_arg(parse_bytes, positive=True)(text)
-    if not MIN_EVENT_BYTES <= n <= MAX_EVENT_BYTES:
-        raise argparse.ArgumentTypeError(f"{text!r}: give 1KiB to 1GiB, e.g. 1MiB")
-    return int(n)
-
-
-def workers_arg(text: str) -> int:
-    """--workers: a positive count, or auto (0 here, resolved once the levels are known)."""
-    if text == "auto":
-        return 0
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number of workers or auto") from None
-    if not 1 <= n <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"{text!r}: give 1 to {MAX_WORKERS} workers, or auto")
-    return n
 
 
 def worker_options(
@@ -258,6 +132,32 @@ def stated_floor(args: argparse.Namespace) -> Any:
     return auto.floor
 
 
+def _local_tokenizer(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from inferlab.specs.vocab_bpe import load_counter
+
+    return load_counter(path)
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """The files behind the prompts, for the summary's `extra`."""
+    out: dict[str, Any] = {}
+    if args.prompts is not None:
+        out["prompts_file"] = str(args.prompts)
+    if args.local_tokenizer is not None:
+        out["tokenizer"] = f"{args.local_tokenizer.source}, where the server has no /tokenize"
+    return out
+
+
+def _prompt_words(args: argparse.Namespace) -> tuple[str, ...]:
+    if args.prompts is None:
+        return ()
+    from inferlab.load.prompts import read_prompt_words
+
+    return read_prompt_words(args.prompts)
+
+
 def run(args: argparse.Namespace) -> int:
     check_sizes(args)
     workload = workload_from(args)
@@ -270,6 +170,10 @@ def run(args: argparse.Namespace) -> int:
 
         top = Level("concurrency", min(search.upper, float(MAX_STREAMS)))
         workload = dataclasses.replace(workload, levels=(top,))
+    args.prompt_words = _prompt_words(args)
+    args.local_tokenizer = _local_tokenizer(args.tokenizer)
+    if args.csv is not None and not args.csv.parent.is_dir():
+        raise InferlabError(f"--csv {args.csv}: no folder {args.csv.parent}")
     floor = resolve_floor(args)  # refuse a bad floor before any folder is made
     if floor is None:
         floor = stated_floor(args)
@@ -277,14 +181,13 @@ def run(args: argparse.Namespace) -> int:
         return _run_in(args, workload, floor, out)
 
 
-def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> int:
+def bench_config(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> Any:
+    """The flags as one BenchConfig (bench/benchmark.py)."""
     from inferlab.bench.benchmark import BenchConfig
-    from inferlab.console.sweep import execute
     from inferlab.engines.llama_bench import load_engine_bench
 
-    engine = load_engine_bench(args.engine_baseline) if args.engine_baseline else None
     levels = list(workload.levels)
-    cfg = BenchConfig(
+    return BenchConfig(
         url=args.url,
         model=args.model,
         levels=levels,
@@ -305,24 +208,65 @@ def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> i
         command=["inferlab", *sys.argv[1:]],
         scrape=not args.no_scrape,
         metrics_url=args.metrics_url,
-        engine=engine,
+        engine=load_engine_bench(args.engine_baseline) if args.engine_baseline else None,
         workers=worker_options(args, levels, floor, workload.mean_tokens()[1]),
         load=workload,
         slo=slo_from(args),
         search=search_of(args),
         max_event_bytes=args.max_event_bytes,
         floor_note=args.floor_note,
+        keep_going=args.keep_going,
+        prompt_corpus=args.prompt_words,
+        tokenizer=args.local_tokenizer,
+        extra=_inputs(args),
+        extra_body_json=args.extra_body or "",
+        headers=tuple(args.header),
     )
+
+
+def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> int:
+    from inferlab.bench.estimate import level_costs, plan_line, search_plan_line
+    from inferlab.console.progress import ProgressHooks
+    from inferlab.console.sweep import execute
+
+    cfg = bench_config(args, workload, floor, out)
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
-        result = execute(cfg, args.no_plots, wide=args.wide)
+        hooks = ProgressHooks(plan=None if cfg.search else level_costs(workload, cfg.levels))
+        if hooks.plan is not None:  # said once the server accepted the run, before level 1
+            hooks.notes.append(plan_line(hooks.plan))
+        elif cfg.search is not None:
+            s = cfg.search
+            n = cfg.requests_per_level
+            hooks.notes.append(search_plan_line(s.kind, s.start, s.upper, s.max_levels, n))
+        result = execute(cfg, args.no_plots, hooks, args.wide, report=not args.no_report)
+    if args.csv is not None:
+        from inferlab.report.table_csv import write_level_csv
+
+        print(f"level table: {write_level_csv(result.summary, args.csv)}", file=sys.stderr)
     if args.json:
         print(dumps(result.summary))
-    found = result.summary.max_load
+    return exit_code(args, result.summary)
+
+
+def exit_code(args: argparse.Namespace, summary: RunSummary) -> int:
+    """1 for a level whose every request failed (unless --keep-going), or a --strict
+    failure; 0 otherwise. Each 1 says why in one line."""
+    from inferlab.bench.benchmark import all_failed
+
+    failed = [lv.label for lv in summary.levels if all_failed(lv)]
+    if failed and not args.keep_going:
+        print(
+            f"every request of {failed[0]} failed (see the errors above); exit 1 "
+            "(--keep-going to go on and exit 0)",
+            file=sys.stderr,
+        )
+        return 1
+    found = summary.max_load
     if args.strict and found is not None and found.value is None:
         print("--strict: no level meets the SLO", file=sys.stderr)
         return 1
-    if args.strict and strict_failures(result.summary):
+    if args.strict and strict_failures(summary):
         print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
         return 1
     return 0

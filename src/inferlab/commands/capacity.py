@@ -25,7 +25,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_model(p)
     add_hardware(p)
     p.add_argument("--context", type=POSITIVE_INT, required=True, help="tokens per sequence")
-    p.add_argument("--reserve", type=BYTES, default=0.0, help="memory kept back (activations...)")
+    p.add_argument(
+        "--reserve",
+        type=BYTES,
+        default=0.0,
+        help="memory kept back for activations and the runtime (0)",
+    )
     add_output(p)
     p.set_defaults(run=run)
 

@@ -47,10 +47,10 @@ def unit_arg(parse: Callable[[str], float], positive: bool = False) -> Callable[
     return _parse
 
 
-BYTES = unit_arg(units.parse_bytes)
+BYTES = unit_arg(units.parse_byte_size)  # a bare number (other than 0) is refused
 BANDWIDTH = unit_arg(units.parse_bandwidth, positive=True)
 FLOPS = unit_arg(units.parse_flops, positive=True)
-TIME = unit_arg(units.parse_time)
+TIME = unit_arg(units.parse_duration)  # a bare number (other than 0) is refused
 COUNT = unit_arg(units.parse_count)
 RATE = unit_arg(units.parse_rate)
 
@@ -96,7 +96,10 @@ def add_hardware(p: argparse.ArgumentParser) -> None:
     g.add_argument("--flops", type=FLOPS, help="state dense peak FLOPS, e.g. 989TFLOPS")
     g.add_argument("--memory", type=BYTES, help="state memory capacity, e.g. 80GB")
     g.add_argument(
-        "--tp", type=whole(1, 4096), default=1, help="tensor-parallel devices (bandwidths add)"
+        "--tp",
+        type=whole(1, 4096),
+        default=1,
+        help="tensor-parallel devices; their bandwidths add (1)",
     )
 
 

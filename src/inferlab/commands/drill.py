@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--kind", help="one kind or a comma list, e.g. mbu,batching (all)")
     p.add_argument("--kinds", action="store_true", help="list the kind names, one a line")
     p.add_argument("--seed", type=int, help="the same seed gives the same card(s)")
-    p.add_argument("--lang", default="en", help="en (default) or vi (the deck's language)")
+    p.add_argument("--lang", default="en", help="the cards' language: en or vi (en)")
     p.add_argument("--answer", help="grade this answer to --kind K --seed S and exit")
     p.add_argument("--stats", action="store_true", help="what you get wrong most, per kind")
     p.add_argument(

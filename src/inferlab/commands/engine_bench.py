@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--gguf", type=Path, help="the model file (the bundled SmolLM2 if omitted)")
     p.add_argument("--threads", type=int, help="threads, as the server's (all cores but one)")
-    p.add_argument("--batch", type=int_list, default=[1, 2, 4, 8, 16], help="1,2,4,8,16")
+    p.add_argument("--batch", type=int_list, default=[1, 2, 4, 8, 16], help="batches (1,2,4,8,16)")
     p.add_argument("--prompt", type=int, default=32, help="prompt tokens per sequence (32)")
     p.add_argument("--output", type=int, default=128, help="generated tokens per sequence (128)")
     p.add_argument("--ctx-per-slot", type=int, help="KV cells per sequence (prompt+output+64)")

@@ -12,10 +12,14 @@ from inferlab.console.progress import ProgressHooks
 
 
 def execute(
-    cfg: BenchConfig, no_plots: bool, hooks: ProgressHooks | None = None, wide: bool = False
+    cfg: BenchConfig,
+    no_plots: bool,
+    hooks: ProgressHooks | None = None,
+    wide: bool = False,
+    report: bool = False,
 ) -> BenchResult:
     """Run the sweep with a progress bar, print the table (every column with `wide`),
-    render plots. Returns the result."""
+    render plots and (with `report`) report.html. Returns the result."""
     from inferlab.bench.benchmark import event_loop_runner, run_benchmark
     from inferlab.report.console import print_sweep
 
@@ -44,5 +48,14 @@ def execute(
             floor.cost if floor else None,
             floor.hardware if floor else None,
         )
-    print(f"results: {cfg.out_dir}/ (records.jsonl, summary.json, *.png)")
+    files = "records.jsonl, summary.json" + ("" if no_plots else ", *.png")
+    print(f"results: {cfg.out_dir}/ ({files})")
+    if report:
+        from inferlab.report.html import render_html
+        from inferlab.report.reading import read_sweep, setup_facts
+
+        path = render_html(
+            result.summary, cfg.out_dir, read_sweep(result.summary), setup_facts(result.summary)
+        )
+        print(f"report: {path} (again, or beside another run: inferlab report {cfg.out_dir})")
     return result

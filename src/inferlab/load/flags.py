@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
-from inferlab.units import parse_rate, parse_time
+from inferlab.units import parse_duration, parse_rate
 
 if TYPE_CHECKING:  # numpy loads when a command reads its load, not when the CLI starts
     from inferlab.load.spec import ArrivalProcess, Level
@@ -74,7 +74,7 @@ def _ints(text: str) -> list[int]:
 
 def _seconds(text: str) -> float:
     try:
-        return parse_time(text)
+        return parse_duration(text)
     except InferlabError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
@@ -153,8 +153,12 @@ def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None
             "--rate", metavar="R", type=_rates, help=f"open loop: R requests/s, e.g. 5/s{search}"
         )
     else:
+        levels = ",".join(str(c) for c in defaults.concurrency)
         g.add_argument(
-            "--concurrency", metavar="LIST", type=_ints, help="closed-loop levels, streams: 1,2,4,8"
+            "--concurrency",
+            metavar="LIST",
+            type=_ints,
+            help=f"closed-loop levels, streams, e.g. 1,2,4,8 ({levels} unless --rate or --trace)",
         )
         g.add_argument(
             "--rate",
@@ -175,7 +179,11 @@ def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None
         help="open loop: arrivals over this time, e.g. 60s",
     )
     g.add_argument(
-        "--warmup", metavar="N", type=_positive_int, help="warm-up requests per level, extra"
+        "--warmup",
+        metavar="N",
+        type=_positive_int,
+        help="warm-up requests per level, sent before the measured ones and not counted "
+        "(one per stream; 2 for an open-loop level)",
     )
     g.add_argument(
         "--trace",
