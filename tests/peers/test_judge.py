@@ -111,7 +111,7 @@ def test_aggregates_only_judged_on_percentiles(tmp_path: Path, run_json: RunJson
     out = run_json("report", str(_file(tmp_path, doc)), "--slo", "ttft=250ms,tpot_p50=20ms")
     (lv,) = out["levels"]
     assert lv["source"]["basis"] == "aggregates"
-    assert lv["ttft_s"]["p50"] == pytest.approx(0.2) and lv["gap_s"]["p50"] is None
+    assert lv["ttft_s"]["p50"] == pytest.approx(0.2) and lv["itl_s"]["p50"] is None
     judged = {o["objective"]: o for o in lv["slo_on_percentiles"]}
     assert judged["ttft"]["judged_on"] == "p90" and judged["ttft"]["holds"] is False
     assert judged["tpot_p50"]["holds"] is True

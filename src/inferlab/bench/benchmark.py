@@ -33,12 +33,12 @@ from inferlab.bench.lag import lag_p99_s
 from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
 from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.progress import Hooks
+from inferlab.bench.prompt_text import LocalCounter, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.slo_level import record_probe, search_levels
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
-from inferlab.bench.workload import LocalCounter, TextSource
 from inferlab.engine_result import EngineBench
 from inferlab.errors import InferlabError
 from inferlab.jsonio import write_json
@@ -397,8 +397,8 @@ async def _template_tokens(
     """--api chat: the tokens the server's chat template adds to each message (the first
     request's usage.prompt_tokens less its message's /tokenize count), so that prompt
     lengths are checked after the template, not against the bare message."""
+    from inferlab.bench.prompt_text import count_tokens
     from inferlab.bench.server_limits import PROBE_TEXT
-    from inferlab.bench.workload import count_tokens
 
     bare = await count_tokens(session, info.root_url, endpoint.model, PROBE_TEXT, cfg.tokenizer)
     if bare is not None and templated >= bare:

@@ -143,7 +143,8 @@ def add_load_flags(p: argparse.ArgumentParser, defaults: LoadDefaults = LoadDefa
         _add_level_flags(g, defaults)
 
 
-def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
+def _add_load_kind_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
+    """--concurrency and --rate: one level (or a search's start) or a list of levels."""
     if defaults.one_level:
         search = "; with --find-max-load: START or START,HIGHEST"
         g.add_argument(
@@ -152,20 +153,21 @@ def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None
         g.add_argument(
             "--rate", metavar="R", type=_rates, help=f"open loop: R requests/s, e.g. 5/s{search}"
         )
-    else:
-        levels = ",".join(str(c) for c in defaults.concurrency)
-        g.add_argument(
-            "--concurrency",
-            metavar="LIST",
-            type=_ints,
-            help=f"closed-loop levels, streams, e.g. 1,2,4,8 ({levels} unless --rate or --trace)",
-        )
-        g.add_argument(
-            "--rate",
-            metavar="LIST",
-            type=_rates,
-            help="open-loop levels, requests/s: 4,8,16 or 5/s",
-        )
+        return
+    levels = ",".join(str(c) for c in defaults.concurrency)
+    g.add_argument(
+        "--concurrency",
+        metavar="LIST",
+        type=_ints,
+        help=f"closed-loop levels, streams, e.g. 1,2,4,8 ({levels} unless --rate or --trace)",
+    )
+    g.add_argument(
+        "--rate", metavar="LIST", type=_rates, help="open-loop levels, requests/s: 4,8,16 or 5/s"
+    )
+
+
+def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
+    _add_load_kind_flags(g, defaults)
     g.add_argument(
         "--requests-per-level",
         metavar="N",
