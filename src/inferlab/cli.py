@@ -39,6 +39,7 @@ _VERBS = {
     "drill": "drill",
     "scrape": "scrape",
     "engine-bench": "engine_bench",
+    "profile": "profile",
     "watch": "watch",
 }
 

@@ -132,9 +132,13 @@ class _StampingHandler(ResponseHandler):
         super().data_received(data)
 
 
-def make_connector(limit: int) -> aiohttp.TCPConnector:
-    """A pooled connector sized to the load whose connections stamp socket reads."""
-    conn = aiohttp.TCPConnector(limit=limit, limit_per_host=limit)
+def make_connector(limit: int, keepalive: bool = True) -> aiohttp.TCPConnector:
+    """A pooled connector sized to the load whose connections stamp socket reads.
+
+    keepalive=False closes each connection after its request: an idle keep-alive
+    connection holds one of llama-server's HTTP threads, so a later burst of streams can
+    find none free and start one after another (inferlab profile's probes)."""
+    conn = aiohttp.TCPConnector(limit=limit, limit_per_host=limit, force_close=not keepalive)
     if hasattr(conn, "_factory"):  # aiohttp internals; without it, stamps fall back to parse time
         factory: Any = functools.partial(_StampingHandler, loop=asyncio.get_running_loop())
         conn._factory = factory

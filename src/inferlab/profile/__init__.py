@@ -1,0 +1,1 @@
+"""A served profile: fixed probes against a running server, the profile.json record, its fit."""

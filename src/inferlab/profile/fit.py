@@ -1,0 +1,158 @@
+"""The step model fitted to a profile's observations by least squares (numpy, lazily).
+
+One engine step of D decoders (contexts summed to C) and prompt chunks (n tokens each,
+k tokens cached before each) takes
+
+    base + per_decode x D + per_context_token x C
+         + per_prompt_token x sum(n) + per_kilo_pair x sum(n x (k + n/2)) / 1000
+
+the last term being the prompt's attention over what it sees (cached tokens and itself).
+A request also pays, once, `request_overhead_s + request_per_prompt_token_s x its prompt
+tokens` (tokenise, template, HTTP, the client: all grow with the prompt's text): a lone
+request's TTFT is that plus its prefill step; a decoder's gap never holds it. The two
+are told apart because the mixed probe sees the prefill step without the request cost.
+
+All observations are fitted together, each weighted by 1/its median (relative error:
+a 2 ms step counts as much as a 300 ms one). A coefficient that comes out negative is
+noise on a term the probes barely moved: it is fixed at 0 and the rest refitted (an
+active-set non-negative least squares), and the fit names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from inferlab.errors import InferlabError
+from inferlab.jsonrecord import JsonRecord
+from inferlab.profile.record import Observation
+
+TERMS = (
+    "base_s",
+    "per_decode_s",
+    "per_context_token_s",
+    "per_prompt_token_s",
+    "per_kilo_pair_s",
+    "request_overhead_s",
+    "request_per_prompt_token_s",
+)
+
+
+def features(o: Observation) -> list[float]:
+    """One observation's row: what each coefficient is multiplied by."""
+    n, k = o.prompt_tokens, o.cached_tokens
+    req = 1.0 if o.with_request_cost else 0.0
+    return [
+        1.0,
+        float(o.decoders),
+        float(o.context_tokens),
+        float(n),
+        n * (k + n / 2) / 1000,
+        req,
+        req * (n + k),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Residual(JsonRecord):
+    probe: str
+    decoders: int
+    context_tokens: int
+    prompt_tokens: int
+    cached_tokens: int
+    measured_s: float
+    predicted_s: float
+    error: float  # (predicted - measured) / measured
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileFit(JsonRecord):
+    """The coefficients, the ranges the probes covered, and the residuals on them."""
+
+    base_s: float
+    per_decode_s: float
+    per_context_token_s: float
+    per_prompt_token_s: float
+    per_kilo_pair_s: float
+    request_overhead_s: float
+    request_per_prompt_token_s: float
+    zeroed: tuple[str, ...]  # terms fixed at 0 (their least-squares value was negative)
+    max_decoders: int
+    max_prompt_tokens: int
+    max_context_tokens: int  # one sequence's context
+    max_cached_tokens: int
+    residuals: tuple[Residual, ...]
+
+    def step_s(self, decoders: int, context_sum: int, prompt_tokens: int, pairs: float) -> float:
+        """One step; `pairs`: sum over chunks of n x (k + n/2)."""
+        return (
+            self.base_s
+            + self.per_decode_s * decoders
+            + self.per_context_token_s * context_sum
+            + self.per_prompt_token_s * prompt_tokens
+            + self.per_kilo_pair_s * pairs / 1000
+        )
+
+    def request_cost_s(self, prompt_tokens: int) -> float:
+        """What one request pays once, outside every step."""
+        return self.request_overhead_s + self.request_per_prompt_token_s * prompt_tokens
+
+    def coefficients(self) -> dict[str, float]:
+        return {t: float(getattr(self, t)) for t in TERMS}
+
+    @property
+    def worst_error(self) -> float:
+        return max((abs(r.error) for r in self.residuals), default=0.0)
+
+
+def _solve(rows: list[list[float]], y: list[float]) -> tuple[list[float], tuple[str, ...]]:
+    """Relative least squares with every coefficient >= 0 (drop the most negative, refit)."""
+    import numpy as np
+
+    a = np.asarray(rows, float) / np.asarray(y, float)[:, None]
+    b = np.ones(len(y))
+    active = [i for i in range(a.shape[1]) if np.any(a[:, i])]  # terms the probes moved
+    while True:
+        sol, *_ = np.linalg.lstsq(a[:, active], b, rcond=None)
+        if not len(active) or sol.min() >= 0:
+            break
+        active.pop(int(sol.argmin()))
+    coef = [0.0] * a.shape[1]
+    for i, v in zip(active, sol.tolist(), strict=True):
+        coef[i] = float(v)
+    zeroed = tuple(t for i, t in enumerate(TERMS) if i not in active)
+    return coef, zeroed
+
+
+def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
+    """The step model from the observations, with its residual on each of them."""
+    obs = [o for o in observations if o.median_s > 0]
+    if len(obs) < 3:
+        raise InferlabError(
+            f"a profile needs at least 3 timed observations to fit, this one has {len(obs)}: "
+            "profile the server again"
+        )
+    coef, zeroed = _solve([features(o) for o in obs], [o.median_s for o in obs])
+    predicted = [sum(c * x for c, x in zip(coef, features(o), strict=True)) for o in obs]
+    residuals = tuple(
+        Residual(
+            o.probe,
+            o.decoders,
+            o.context_tokens,
+            o.prompt_tokens,
+            o.cached_tokens,
+            o.median_s,
+            p,
+            (p - o.median_s) / o.median_s,
+        )
+        for o, p in zip(obs, predicted, strict=True)
+    )
+    return ProfileFit(
+        **dict(zip(TERMS, coef, strict=True)),
+        zeroed=zeroed,
+        max_decoders=max((o.decoders for o in obs), default=0),
+        max_prompt_tokens=max((o.prompt_tokens for o in obs), default=0),
+        max_context_tokens=max((o.context_tokens // max(o.decoders, 1) for o in obs), default=0),
+        max_cached_tokens=max((o.cached_tokens for o in obs), default=0),
+        residuals=residuals,
+    )

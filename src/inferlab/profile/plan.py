@@ -1,0 +1,56 @@
+"""The fixed probe grid: the same whatever workload is later predicted, never fitted to one.
+
+`--budget 1` (the default) fits in 3 minutes on a 2-core machine with the bundled
+SmolLM2-135M; each level up adds repeats (a tighter median) and widens the grid (more
+batches, up to every slot; more prompt lengths; longer contexts). The grid depends only
+on the budget and on what the server can hold (its slots and context per slot).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SHORT_PROMPT = 16  # the decoders' prompt: their step is the decode step
+MARGIN_TOKENS = 48  # context kept free in a slot beyond a probe's prompt
+
+
+@dataclass(frozen=True, slots=True)
+class ProbePlan:
+    repeats: int  # lone, prefix and mixed requests per point
+    lone_prompts: tuple[int, ...]
+    decode_batches: tuple[int, ...]
+    decode_output: int  # tokens each steady stream generates
+    context_prompt: int  # the context-growth probe's prompt (long)
+    context_batches: tuple[int, ...]
+    mixed_decoders: tuple[int, ...]  # D steady decoders (a slot stays free for the prompt)
+    mixed_prompts: tuple[int, ...]  # P: the arriving prompt
+    prefix_prompt: int  # the prefix probe's whole prompt
+    prefix_cached: tuple[int, ...]  # K: its first tokens, cached by a request before it
+
+
+def _fit(values: tuple[int, ...], most: int) -> tuple[int, ...]:
+    """The values a slot can hold, ascending, without repeats (the largest kept if none fits)."""
+    kept = sorted({min(v, most) for v in values if v >= 1})
+    return tuple(kept)
+
+
+def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
+    """The grid for this budget on a server of `slots` slots of `ctx_per_slot` tokens."""
+    room = max(ctx_per_slot - MARGIN_TOKENS, SHORT_PROMPT * 2)
+    wide = budget >= 2
+    batches = tuple(range(1, slots + 1)) if wide else (1, 2, slots)
+    prompts = (16, 64, 128, 256, 512, 768) if wide else (16, 128, 384)
+    mixed = (32, 128, 256, 512) if wide else (32, 128, 256)
+    mixed_d = tuple(range(1, slots)) if wide else (1, slots - 1)
+    return ProbePlan(
+        repeats=1 + 2 * budget,
+        lone_prompts=_fit(prompts, room),
+        decode_batches=_fit(batches, slots),
+        decode_output=32 + 16 * budget,
+        context_prompt=min(384 * budget, room - 64),
+        context_batches=_fit((1, slots), slots),
+        mixed_decoders=_fit(mixed_d, max(slots - 1, 1)) if slots > 1 else (),
+        mixed_prompts=_fit(mixed, room),
+        prefix_prompt=min(384, room),
+        prefix_cached=_fit((128, 256) if not wide else (64, 128, 256, 320), min(384, room) - 16),
+    )

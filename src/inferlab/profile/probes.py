@@ -1,0 +1,185 @@
+"""The probes, sent with bench's streamed client; each returns its Observations.
+
+Times are the client's socket-read stamps (bench/client.py), on one monotonic clock.
+  lone     TTFT of a request alone, at several prompt lengths (= request cost + prefill step)
+  prefix   the same, after a request that left its first K tokens in a slot's cache
+           (K as llama-server reports it: timings.cache_n)
+  decode   D streams started together: the gaps while all D decode (every gap, median)
+  context  the same after a long prompt: the step at a larger context
+  mixed    D streams decoding, then a prompt of P tokens: the gap each decoder sees at the
+           prompt's first token is the step that carried the prompt
+A request that fails ends the profile (ProbeError: one line, nothing written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import aiohttp
+
+from inferlab.bench.client import Endpoint, stream_request
+from inferlab.bench.workload import make_block, make_prompt
+from inferlab.errors import InferlabError
+from inferlab.profile.record import Observation, Probe
+from inferlab.profile.serverstep import StepSampler
+from inferlab.records import RequestRecord
+
+WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
+
+
+class ProbeError(InferlabError):
+    """The server failed a probe (died, refused, cut a stream)."""
+
+
+@dataclass(slots=True)
+class Client:
+    session: aiohttp.ClientSession
+    endpoint: Endpoint  # cache_prompt off: every probe prompt is unique
+    root_url: str
+    t0_ns: int
+    sampler: StepSampler
+    seed: int = 0
+    sent: int = 0
+
+    def next_seed(self) -> int:
+        self.seed += 1
+        return self.seed
+
+    async def prompt(self, tokens: int, shared: str = "") -> tuple[str, int]:
+        """A unique prompt of `tokens` tokens (as /tokenize counts them)."""
+        p = await make_prompt(
+            self.session,
+            self.root_url,
+            self.endpoint.model,
+            tokens,
+            7919 * self.next_seed(),
+            shared,
+        )
+        return p.text, p.tokens if p.tokens is not None else tokens
+
+    def record(self, prompt_tokens: int, max_tokens: int, probe: str) -> RequestRecord:
+        self.sent += 1
+        return RequestRecord(self.sent, probe, "measure", prompt_tokens, max_tokens)
+
+    async def send(self, text: str, rec: RequestRecord, cache: bool = False) -> RequestRecord:
+        """Stream one request into `rec`; ProbeError if it fails."""
+        ep = replace(self.endpoint, cache_prompt=cache) if cache else self.endpoint
+        await stream_request(self.session, ep, rec, text, self.t0_ns)
+        if not rec.ok:
+            raise ProbeError(
+                f"the server failed a {rec.level} probe request "
+                f"({rec.error or f'HTTP {rec.http_status}'}); is it still running?"
+            )
+        return rec
+
+
+def summarise(
+    probe: Probe, samples_s: Sequence[float], decoders: int, context: int, prompt: int, cached: int
+) -> Observation:
+    """Median and quartiles of the samples (never the fastest)."""
+    xs = sorted(samples_s)
+    q = statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else [xs[0]] * 3
+    return Observation(
+        probe, decoders, context, prompt, cached, statistics.median(xs), q[0], q[2], len(xs)
+    )
+
+
+def ttft_s(rec: RequestRecord) -> float:
+    return (rec.event_ns[0] - rec.send_ns) / 1e9
+
+
+async def lone(c: Client, tokens: int, repeats: int) -> Observation:
+    times, sizes = [], []
+    for _ in range(repeats):
+        text, n = await c.prompt(tokens)
+        rec = await c.send(text, c.record(n, 1, "lone"))
+        times.append(ttft_s(rec))
+        sizes.append(rec.prompt_tokens or n)
+    return summarise("lone", times, 0, 0, int(statistics.median(sizes)), 0)
+
+
+async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observation:
+    times, news, hits = [], [], []
+    for _ in range(repeats):
+        block = await make_block(
+            c.session, c.root_url, c.endpoint.model, cached, c.next_seed() + 10**6
+        )
+        await c.send(block, c.record(cached, 1, "prefix"), cache=True)  # leaves it in a slot
+        text, n = await c.prompt(total, shared=block)
+        rec = await c.send(text, c.record(n, 1, "prefix"), cache=True)
+        hit = rec.cached_prompt_tokens_server or rec.cached_prompt_tokens or 0
+        times.append(ttft_s(rec))
+        news.append((rec.prompt_tokens or n) - hit)
+        hits.append(hit)
+    k = int(statistics.median(hits))
+    return summarise("prefix", times, 0, 0, int(statistics.median(news)), k)
+
+
+MIN_GAPS = 8  # gaps needed before a batch's decode step is read from them
+
+
+def gaps_by_batch(recs: Sequence[RequestRecord], prompt: int) -> dict[int, list[tuple[float, int]]]:
+    """Every gap of every stream, by how many streams decoded through it (each stream
+    decodes from its first token to its last): {batch: [(gap s, contexts summed)]}.
+    A stream that starts mid-way is not counted in the gap its prefill ended, so the
+    gaps at the largest batch are plain decode steps."""
+    out: dict[int, list[tuple[float, int]]] = {}
+    for r in recs:
+        ev = r.event_ns
+        for j in range(1, len(ev)):
+            a, b = ev[j - 1], ev[j]
+            live = [s.event_ns for s in recs if s.event_ns[0] <= a and s.event_ns[-1] >= b]
+            ctx = sum(prompt + bisect.bisect_right(e, a) for e in live)
+            out.setdefault(len(live), []).append(((b - a) / 1e9, ctx))
+    return out
+
+
+def steady_gaps(recs: Sequence[RequestRecord], prompt: int) -> tuple[int, list[float], float]:
+    """(the largest batch with MIN_GAPS gaps, those gaps, their mean context per stream);
+    the batch is every stream's when they overlapped (a server may start a long prompt
+    only after another's prefill, so under load they may not)."""
+    by = gaps_by_batch(recs, prompt)
+    batch = max((k for k, g in by.items() if len(g) >= MIN_GAPS), default=0)
+    rows = by.get(batch, [])
+    mean_ctx = statistics.fmean(c for _, c in rows) / batch if rows else float(prompt)
+    return batch, [g for g, _ in rows], mean_ctx
+
+
+async def streams(
+    c: Client, probe: Probe, batch: int, prompt: int, output: int, repeats: int
+) -> Observation:
+    """D streams started together, `repeats` times: the decode step from their gaps (and
+    from the server's /metrics over the same window, where it has them). The batch kept
+    is the largest the streams really decoded at together."""
+    runs: list[tuple[int, list[float], float]] = []
+    server: list[float] = []
+    for _ in range(repeats):
+        texts = [await c.prompt(prompt) for _ in range(batch)]
+        async with c.sampler.sampling() as sampler:
+            recs = await asyncio.gather(*(c.send(t, c.record(n, output, probe)) for t, n in texts))
+        runs.append(steady_gaps(recs, prompt))
+        start = (c.t0_ns + max(r.event_ns[0] for r in recs)) / 1e9
+        step = sampler.step_s(start, (c.t0_ns + min(r.event_ns[-1] for r in recs)) / 1e9)
+        if step is not None and runs[-1][0] == batch:
+            server.append(step)
+    got = max(k for k, _, _ in runs)
+    if not got:
+        raise ProbeError(f"the {probe} probe at batch {batch} saw no {MIN_GAPS} steady steps")
+    gaps = [g for k, gs, _ in runs if k == got for g in gs]
+    ctx = statistics.fmean(x for k, _, x in runs if k == got)
+    o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
+    return replace(o, server_step_s=statistics.median(server)) if server else o
+
+
+async def wait_for(cond: Callable[[], bool], what: str) -> None:
+    """Poll until cond() (every 2 ms), at most WAIT_LIMIT_S."""
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while not cond():
+        if time.monotonic() > deadline:
+            raise ProbeError(f"the server did not move for {WAIT_LIMIT_S:g} s while {what}")
+        await asyncio.sleep(0.002)

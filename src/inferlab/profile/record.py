@@ -1,0 +1,102 @@
+"""profile.json: what `inferlab profile` measured on one server, and who that server was.
+
+One file per profile, schema-versioned, written once at the end (jsonio, atomically).
+Every probe is kept as an `Observation`: the step it measured (decoders, their contexts,
+the prompt tokens computed and the tokens cached before them), whether the time includes
+the per-request cost (a TTFT does, a decoder's gap does not), and the median, quartiles
+and count of the repeats (never the fastest pass). The fit (profile/fit.py) is a pure
+function of the observations, so a profile can be refitted without the server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from inferlab.errors import InferlabError
+from inferlab.jsonio import loads_strict
+from inferlab.jsonrecord import Count, JsonRecord, SchemaError, optional
+
+SCHEMA_VERSION = 1
+PROFILE_NAME = "profile.json"
+
+# lone: a request alone (TTFT); prefix: alone, its first tokens cached (TTFT);
+# decode / context: the gap between tokens of D steady streams (short / long prompts);
+# mixed: the stall D steady decoders see while a prompt arrives.
+Probe = Literal["lone", "prefix", "decode", "context", "mixed"]
+TTFT_PROBES = ("lone", "prefix")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerIdentity(JsonRecord):
+    """Who was profiled; None where the server did not say (then it is not compared)."""
+
+    model: str  # the served model id (llama-server: the GGUF path)
+    kind: str  # llamacpp, vllm, sglang, openai (from /v1/models)
+    threads: int | None = optional()  # /props where it says, else --threads
+    parallel: int | None = optional()  # slots (llama-server /props total_slots)
+    ctx_per_slot: int | None = optional()
+    build: str | None = optional()
+
+
+@dataclass(frozen=True, slots=True)
+class Observation(JsonRecord):
+    """One probe point: the step it measured and its time over the repeats."""
+
+    probe: Probe
+    decoders: Count  # sequences decoding in the step
+    context_tokens: Count  # their contexts, summed
+    prompt_tokens: Count  # prompt tokens computed in the step
+    cached_tokens: Count  # tokens already cached before those prompt tokens
+    median_s: float
+    p25_s: float
+    p75_s: float
+    n: Count  # repeats (or gaps) behind the median
+    server_step_s: float | None = optional()  # /metrics' own step over the same window
+
+    @property
+    def with_request_cost(self) -> bool:
+        return self.probe in TTFT_PROBES
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileRecord(JsonRecord):
+    schema_version: int
+    created_unix_s: float
+    url: str
+    server: ServerIdentity
+    budget: int  # the --budget level the probes ran at
+    wall_s: float  # how long the probes took
+    observations: tuple[Observation, ...]
+
+    def problem(self) -> str | None:
+        if self.schema_version != SCHEMA_VERSION:
+            return (
+                f"schema_version {self.schema_version} is not {SCHEMA_VERSION}: "
+                "profile the server again with this inferlab"
+            )
+        if not self.observations:
+            return "no observations"
+        return None
+
+
+def profile_path(path: Path) -> Path:
+    """A profile folder's profile.json (or the file itself)."""
+    return path / PROFILE_NAME if path.is_dir() else path
+
+
+def load_profile(path: Path) -> ProfileRecord:
+    """Read and check a profile; one InferlabError line if it is missing or malformed."""
+    file = profile_path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InferlabError(
+            f"cannot read {file} ({e.strerror or e}): run `inferlab profile --out DIR` first"
+        ) from e
+    try:
+        record: ProfileRecord = ProfileRecord.from_json(loads_strict(text))
+    except (ValueError, SchemaError) as e:
+        raise InferlabError(f"{file} is not a profile: {e}") from e
+    return record

@@ -1,0 +1,124 @@
+"""ProfileConfig -> run_profile -> ProfileRecord: who the server is, then every probe in order.
+
+Order: one warm-up request, lone, decode, context, mixed, prefix. A probe that fails
+raises ProbeError (one line) and nothing is returned, so nothing is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from inferlab.bench.autofloor import fetch_props, props_url
+from inferlab.bench.client import Endpoint, make_connector
+from inferlab.bench.server import ServerInfo, pick_model, probe_server
+from inferlab.profile import mixed as mixed_probe
+from inferlab.profile import probes
+from inferlab.profile.plan import SHORT_PROMPT, ProbePlan, make_plan
+from inferlab.profile.record import SCHEMA_VERSION, Observation, ProfileRecord, ServerIdentity
+from inferlab.profile.serverstep import StepSampler
+
+DEFAULT_SLOTS = 1  # a server that does not say how many slots it has: probe one at a time
+DEFAULT_CTX = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileConfig:
+    url: str  # the OpenAI base (…/v1)
+    budget: int = 1
+    threads: int | None = None  # stated: llama-server's /props does not say
+    model: str | None = None
+    api_key: str | None = None
+    progress: Callable[[str], None] | None = None  # one line per probe point
+
+
+def identity_from(
+    info: ServerInfo, model: str, props: dict[str, Any] | None, threads: int | None
+) -> ServerIdentity:
+    """The server's identity from /v1/models and llama-server's /props."""
+    p = props or {}
+    settings = p.get("default_generation_settings")
+    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+    slots = p.get("total_slots")
+    build = p.get("build_info")
+    said = p.get("n_threads")
+    return ServerIdentity(
+        model=str(p.get("model_path") or model),
+        kind=info.kind,
+        threads=int(said) if isinstance(said, int) else threads,
+        parallel=int(slots) if isinstance(slots, int) else None,
+        ctx_per_slot=int(n_ctx) if isinstance(n_ctx, int) else None,
+        build=str(build) if build else None,
+    )
+
+
+async def _probe_all(
+    c: probes.Client, plan: ProbePlan, say: Callable[[str], None]
+) -> list[Observation]:
+    out: list[Observation] = []
+
+    def note(o: Observation) -> Observation:
+        say(
+            f"{o.probe:8} D={o.decoders:<3} P={o.prompt_tokens:<5} K={o.cached_tokens:<4} "
+            f"median {o.median_s * 1e3:8.2f} ms  "
+            f"(p25 {o.p25_s * 1e3:.2f}, p75 {o.p75_s * 1e3:.2f}, n={o.n})"
+        )
+        out.append(o)
+        return o
+
+    r = plan.repeats
+    await probes.lone(c, SHORT_PROMPT, 1)  # warm-up, not kept
+    for p in plan.lone_prompts:
+        note(await probes.lone(c, p, r))
+    for b in plan.decode_batches:
+        note(await probes.streams(c, "decode", b, SHORT_PROMPT, plan.decode_output, 2))
+    for b in plan.context_batches:
+        note(await probes.streams(c, "context", b, plan.context_prompt, plan.decode_output, 1))
+    for d in plan.mixed_decoders:
+        for o in await mixed_probe.mixed(c, d, plan.mixed_prompts, r):
+            note(o)
+    for k in plan.prefix_cached:
+        note(await probes.prefix(c, plan.prefix_prompt, k, r))
+    return out
+
+
+@contextlib.asynccontextmanager
+async def connected(cfg: ProfileConfig) -> AsyncIterator[tuple[probes.Client, ServerIdentity]]:
+    """A probe client on the server at cfg.url, and the server's identity."""
+    headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+    async with aiohttp.ClientSession(connector=make_connector(64, keepalive=False)) as session:
+        info = await probe_server(session, cfg.url, headers)
+        model = pick_model(info, cfg.model)
+        props = await asyncio.to_thread(fetch_props, props_url(cfg.url), headers, 10.0)
+        ident = identity_from(info, model, props, cfg.threads)
+        ep = Endpoint(info.base_url, model, api_key=cfg.api_key, server_kind=info.kind)
+        sampler = StepSampler(session, f"{info.root_url}/metrics")
+        yield probes.Client(session, ep, info.root_url, time.perf_counter_ns(), sampler), ident
+
+
+async def _run(cfg: ProfileConfig) -> ProfileRecord:
+    t_start = time.perf_counter()
+    async with connected(cfg) as (c, ident):
+        ctx = ident.ctx_per_slot or DEFAULT_CTX
+        plan = make_plan(cfg.budget, ident.parallel or DEFAULT_SLOTS, ctx)
+        obs = await _probe_all(c, plan, cfg.progress or (lambda _: None))
+    return ProfileRecord(
+        schema_version=SCHEMA_VERSION,
+        created_unix_s=time.time(),
+        url=c.endpoint.base_url,
+        server=ident,
+        budget=cfg.budget,
+        wall_s=time.perf_counter() - t_start,
+        observations=tuple(obs),
+    )
+
+
+def run_profile(cfg: ProfileConfig) -> ProfileRecord:
+    """Every probe against the server at cfg.url; ProbeError / ServerError on failure."""
+    return asyncio.run(_run(cfg))

@@ -1,0 +1,113 @@
+"""Step time from a served profile (`inferlab profile`): the simulator's seam, filled.
+
+The coefficients come from profile/fit.py (one formula: `ProfileFit.step_s`); this
+module adapts them to `StepTimeModel.step_time_s(prefill, decode)` and states where the
+simulation leaves the profiled range, as the engine baseline does (steptime_engine.py):
+a batch past the largest profiled is extrapolated along the fitted line, and said so;
+past 2x it is refused unless forced. Prompts and contexts longer than profiled are
+extrapolated and said so (they are linear terms, never refused).
+
+`request_cost_s(prompt_tokens)` (= `request_overhead_s` + a per-prompt-token part) is
+not part of any step: the simulator adds it once per request, at arrival (tokenise,
+template, HTTP), before the request can join a step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from inferlab.errors import InferlabError
+from inferlab.profile.fit import ProfileFit, fit_profile
+from inferlab.profile.record import ProfileRecord
+from inferlab.sim.steptime import DecodeBatch
+from inferlab.sim.steptime_engine import EXTRAPOLATION_LIMIT
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileStepTime:
+    fit: ProfileFit
+    force: bool = False  # allow batches past 2x the largest profiled
+    source: str = "profile"
+
+    @classmethod
+    def from_profile(cls, profile: ProfileRecord, force: bool = False) -> ProfileStepTime:
+        return cls(fit_profile(profile.observations), force, f"profile of {profile.url}")
+
+    @property
+    def request_overhead_s(self) -> float:
+        """Paid once per request at arrival, outside every step (plus the per-token part)."""
+        return self.fit.request_overhead_s
+
+    def request_cost_s(self, prompt_tokens: int) -> float:
+        """All a request pays at arrival: the fixed part and its prompt's per-token part."""
+        return self.fit.request_cost_s(prompt_tokens)
+
+    @property
+    def batch_limit(self) -> int | None:
+        return None if self.force else int(EXTRAPOLATION_LIMIT * max(self.fit.max_decoders, 1))
+
+    def check_batch(self, batch: int) -> None:
+        limit = self.batch_limit
+        if limit is not None and batch > limit:
+            raise InferlabError(
+                f"batch {batch} is beyond 2x the largest batch the profile measured "
+                f"({self.fit.max_decoders}): profile with more slots (--budget 2 widens the "
+                "grid) or add --force to extrapolate anyway"
+            )
+
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
+        n_pre = 0
+        pairs = 0.0
+        for n, before in prefill:
+            n_pre += n
+            pairs += n * (before + n / 2)
+        return self.fit.step_s(decode.count, decode.context_sum, n_pre, pairs)
+
+    def describe(
+        self,
+        max_batch: int | None = None,
+        max_prompt: int | None = None,
+        max_context: int | None = None,
+    ) -> list[str]:
+        """What the model assumes, in words: coefficients, range, extrapolation."""
+        return describe_profile_fit(self, max_batch, max_prompt, max_context)
+
+
+def describe_profile_fit(
+    m: ProfileStepTime, max_batch: int | None, max_prompt: int | None, max_context: int | None
+) -> list[str]:
+    f = m.fit
+    out = [
+        f"step = {f.base_s * 1e3:.2f} ms + {f.per_decode_s * 1e3:.3f} ms per decoder "
+        f"+ {f.per_context_token_s * 1e6:.3f} us per context token "
+        f"+ {f.per_prompt_token_s * 1e3:.3f} ms per prompt token "
+        f"+ {f.per_kilo_pair_s * 1e3:.4f} ms per 1000 prompt x attended token pairs",
+        f"per request at arrival: {f.request_overhead_s * 1e3:.2f} ms + "
+        f"{f.request_per_prompt_token_s * 1e3:.4f} ms per prompt token",
+        f"fitted on {len(f.residuals)} probes, worst residual {f.worst_error:+.1%}"
+        if f.residuals
+        else "no probes",
+    ]
+    if f.zeroed:
+        out.append(
+            "  fixed at 0 (the probes did not move them, or noise made them < 0): "
+            + ", ".join(f.zeroed)
+        )
+    beyond = [
+        (max_batch, f.max_decoders, "batches", "sequences"),
+        (max_prompt, f.max_prompt_tokens, "prompts", "tokens"),
+        (max_context, f.max_context_tokens, "contexts", "tokens per sequence"),
+    ]
+    for asked, profiled, what, unit in beyond:
+        if asked is not None and asked > profiled:
+            out.append(
+                f"  {what} up to {asked} {unit} are beyond the profiled range ({profiled}): "
+                "extrapolated along the fitted line"
+                + (
+                    " (forced past 2x)"
+                    if what == "batches" and m.force and asked > 2 * profiled
+                    else ""
+                )
+            )
+    return out

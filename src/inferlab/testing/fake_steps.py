@@ -1,0 +1,235 @@
+"""A llama-server-like fake whose engine steps cost what a script says, for profile tests.
+
+One step loop serves every stream, as llama-server's does: a step starts, takes the
+requests that were waiting when it started (after each paid its per-request cost) into
+free slots, and lasts
+
+    base + per_decode x D + per_context_token x (decoders' contexts)
+         + per_prompt_token x (new prompt tokens) + per_kilo_pair x sum n(k + n/2)/1000
+
+then every decoder gets a token and every admitted prompt its first. A request arriving
+mid-step joins the next one. A request waits request_overhead + request_per_prompt_token
+x its prompt tokens (its per-request cost) before it can join a step. A decoder's context
+is its prompt plus the tokens it has.
+Prompts sent with cache_prompt reuse the longest common word prefix with an earlier
+cached prompt (one token per word; `timings.cache_n` says how many).
+`--die-after N`: the process exits (as a crash) when request N+1 arrives.
+
+    python -m inferlab.testing.fake_steps --port 0 --base 0.02 ...   (prints "PORT <n>")
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from aiohttp import web
+
+from inferlab.engines.lifetime import die_with_parent
+
+MODEL = "/models/fake-steps.gguf"
+
+
+@dataclass(frozen=True, slots=True)
+class StepScript:
+    base_s: float = 0.02
+    per_decode_s: float = 0.004
+    per_context_token_s: float = 20e-6
+    per_prompt_token_s: float = 50e-6
+    per_kilo_pair_s: float = 0.1e-3
+    request_overhead_s: float = 0.015
+    request_per_prompt_token_s: float = 20e-6
+    slots: int = 4
+    ctx_per_slot: int = 1024
+    threads: int = 1
+    die_after: int = 0  # 0: never
+
+    def step_s(self, decode_ctx: list[int], chunks: list[tuple[int, int]]) -> float:
+        pairs = sum(n * (k + n / 2) for n, k in chunks)
+        return (
+            self.base_s
+            + self.per_decode_s * len(decode_ctx)
+            + self.per_context_token_s * sum(decode_ctx)
+            + self.per_prompt_token_s * sum(n for n, _ in chunks)
+            + self.per_kilo_pair_s * pairs / 1000
+        )
+
+
+@dataclass(eq=False, slots=True)
+class _Req:
+    words: list[str]
+    max_tokens: int
+    cached: int
+    out: asyncio.Queue[int | None] = field(default_factory=asyncio.Queue)
+    made: int = 0
+    gone: bool = False  # the client closed the stream
+
+
+class StepEngine:
+    """The step loop: waiting -> (one step) -> running; tokens go to each request's queue."""
+
+    def __init__(self, script: StepScript) -> None:
+        self.s = script
+        self.waiting: list[_Req] = []
+        self.running: list[_Req] = []
+        self.cache: list[list[str]] = []
+        self.wake = asyncio.Event()
+
+    def cached_prefix(self, words: list[str]) -> int:
+        best = 0
+        for old in self.cache:
+            n = 0
+            for a, b in zip(old, words, strict=False):
+                if a != b:
+                    break
+                n += 1
+            best = max(best, n)
+        return min(best, len(words) - 1)  # the last prompt token is always computed
+
+    async def loop(self) -> None:
+        while True:
+            self.running = [r for r in self.running if not r.gone]
+            if not self.waiting and not self.running:
+                self.wake.clear()
+                await self.wake.wait()
+                continue
+            t0 = time.perf_counter()
+            free = self.s.slots - len(self.running)
+            admit, self.waiting = self.waiting[:free], self.waiting[free:]
+            ctx = [len(r.words) + r.made for r in self.running]
+            chunks = [(len(r.words) - r.cached, r.cached) for r in admit]
+            due = t0 + self.s.step_s(ctx, chunks)
+            await asyncio.sleep(max(due - time.perf_counter(), 0.0))
+            for r in [*self.running, *admit]:
+                r.made += 1
+                r.out.put_nowait(r.made)
+            self.running += admit
+            for r in [r for r in self.running if r.made >= r.max_tokens]:
+                r.out.put_nowait(None)
+                self.running.remove(r)
+
+
+def _event(body: dict[str, Any], text: str | None, final: dict[str, Any] | None = None) -> bytes:
+    choice = {"index": 0, "text": text or "", "finish_reason": "length" if final else None}
+    obj: dict[str, Any] = {"object": "text_completion", "model": MODEL, "choices": [choice]}
+    if final:
+        obj.update(final)
+    return f"data: {json.dumps(obj)}\n\n".encode()
+
+
+class App:
+    def __init__(self, script: StepScript) -> None:
+        self.s = script
+        self.engine = StepEngine(script)
+        self.requests = 0
+
+    async def completions(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
+        if self.s.die_after and self.requests > self.s.die_after:
+            os._exit(3)  # a crash: no answer, the connection drops
+        body = await request.json()
+        words = str(body.get("prompt", "")).split() or ["x"]
+        cached = self.engine.cached_prefix(words) if body.get("cache_prompt") else 0
+        if body.get("cache_prompt"):
+            self.engine.cache.append(words)
+        req = _Req(words, int(body.get("max_tokens", 16)), cached)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await asyncio.sleep(
+            self.s.request_overhead_s + self.s.request_per_prompt_token_s * len(words)
+        )
+        self.engine.waiting.append(req)
+        self.engine.wake.set()
+        try:
+            while (n := await req.out.get()) is not None:
+                await resp.write(_event(body, f" w{n}"))
+            usage = {"prompt_tokens": len(words), "completion_tokens": req.made}
+            timings = {"cache_n": cached, "prompt_n": len(words) - cached}
+            await resp.write(_event(body, None, {"usage": usage, "timings": timings}))
+            await resp.write(b"data: [DONE]\n\n")
+        except ConnectionResetError:  # the client closed the stream: drop it at the next step
+            req.gone = True
+        except asyncio.CancelledError:
+            req.gone = True
+            raise
+        return resp
+
+    async def props(self, _: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "model_path": MODEL,
+                "total_slots": self.s.slots,
+                "default_generation_settings": {"n_ctx": self.s.ctx_per_slot},
+                "build_info": "fake-steps",
+            }
+        )
+
+
+async def _models(_: web.Request) -> web.Response:
+    data = [{"id": MODEL, "object": "model", "owned_by": "llamacpp"}]
+    return web.json_response({"object": "list", "data": data})
+
+
+async def _tokenize(request: web.Request) -> web.Response:
+    body = await request.json()
+    text = body.get("content") or body.get("prompt") or ""
+    return web.json_response({"tokens": list(range(len(text.split())))})
+
+
+async def serve(script: StepScript, port: int) -> None:
+    app = App(script)
+    web_app = web.Application()
+    web_app.router.add_get("/v1/models", _models)
+    web_app.router.add_get("/props", app.props)
+    web_app.router.add_post("/tokenize", _tokenize)
+    web_app.router.add_post("/v1/completions", app.completions)
+    runner = web.AppRunner(web_app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
+    await site.start()
+    print(f"PORT {runner.addresses[0][1]}", flush=True)
+    await app.engine.loop()
+
+
+def _flags(script: StepScript) -> list[str]:
+    return [a for f in fields(script) for a in (f"--{f.name}", str(getattr(script, f.name)))]
+
+
+@contextlib.contextmanager
+def running_fake_steps(script: StepScript) -> Iterator[str]:
+    """Start the fake in its own process on a free port; yield its /v1 base URL."""
+    cmd = [sys.executable, "-m", "inferlab.testing.fake_steps", "--port", "0", *_flags(script)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent())
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"fake step server did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--port", type=int, default=0)
+    for f in fields(StepScript):
+        p.add_argument(f"--{f.name}", type=type(f.default), default=f.default)
+    a = vars(p.parse_args())
+    port = a.pop("port")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(StepScript(**a), port))
+
+
+if __name__ == "__main__":
+    main()

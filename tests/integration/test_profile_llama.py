@@ -1,0 +1,37 @@
+"""The profile's probes on the real llama-server (bundled SmolLM2, 4 slots of 256 tokens):
+its identity from /props, the prefix it really reused (timings.cache_n), a decode batch,
+one mixed stall. Only what holds whatever the machine's load is asserted."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from inferlab.engines.llama_server import LlamaServer
+from inferlab.profile import mixed, probes
+from inferlab.profile.record import Observation, ServerIdentity
+from inferlab.profile.run import ProfileConfig, connected
+from tests.integration.conftest import SLOTS
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+async def _probe(url: str) -> tuple[ServerIdentity, list[Observation]]:
+    async with connected(ProfileConfig(url, threads=1)) as (c, ident):
+        out = [await probes.prefix(c, 160, 96, 1)]
+        out.append(await probes.streams(c, "decode", 2, 16, 24, 1))
+        out += await mixed.mixed(c, 1, (64,), 1)
+    return ident, out
+
+
+def test_probes_read_the_real_server(llama: LlamaServer) -> None:
+    ident, (prefix, decode, stall) = asyncio.run(_probe(llama.base_url))
+    assert ident.parallel == SLOTS and ident.ctx_per_slot == 256 and ident.kind == "llamacpp"
+    assert ident.model.endswith(llama.gguf.name) and ident.threads == 1
+    assert prefix.cached_tokens == 96 and prefix.prompt_tokens == 160 - 96
+    assert decode.decoders in (1, 2) and decode.n >= probes.MIN_GAPS
+    if decode.decoders == 2:  # both streams overlapped: /metrics was read over that window
+        assert decode.server_step_s is not None and decode.server_step_s > 0
+    assert stall.probe == "mixed" and stall.decoders == 1 and stall.prompt_tokens == 64
+    assert stall.median_s > 0

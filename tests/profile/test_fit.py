@@ -1,0 +1,86 @@
+"""The fit recovers a scripted step model exactly from observations it generates."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from inferlab.profile.fit import TERMS, fit_profile
+from inferlab.profile.record import Observation, Probe
+from inferlab.sim.steptime import DecodeBatch
+from inferlab.sim.steptime_profile import ProfileStepTime
+from inferlab.testing.fake_steps import StepScript
+
+SCRIPT = StepScript()
+
+
+def _obs(
+    probe: Probe, d: int, ctx_each: int, n: int, k: int, script: StepScript = SCRIPT
+) -> Observation:
+    t = script.step_s([ctx_each] * d, [(n, k)] if n else [])
+    if probe in ("lone", "prefix"):
+        t += script.request_overhead_s + script.request_per_prompt_token_s * (n + k)
+    return Observation(probe, d, d * ctx_each, n, k, t, t, t, 3)
+
+
+def scripted_observations(script: StepScript = SCRIPT) -> list[Observation]:
+    out = [_obs("lone", 0, 0, p, 0, script) for p in (16, 128, 384)]
+    out += [_obs("decode", d, 40, 0, 0, script) for d in (1, 2, 4)]
+    out += [_obs("context", d, 400, 0, 0, script) for d in (1, 4)]
+    out += [_obs("mixed", d, 60, p, 0, script) for d in (1, 3) for p in (32, 128, 384)]
+    out += [_obs("prefix", 0, 0, 384 - k, k, script) for k in (128, 256)]
+    return out
+
+
+def test_fit_recovers_the_scripted_coefficients() -> None:
+    fit = fit_profile(scripted_observations())
+    for term in TERMS:
+        assert getattr(fit, term) == pytest.approx(getattr(SCRIPT, term), rel=1e-6), term
+    assert fit.worst_error < 1e-9
+    assert fit.zeroed == ()
+    assert (fit.max_decoders, fit.max_prompt_tokens, fit.max_context_tokens) == (4, 384, 400)
+
+
+def test_a_term_noise_makes_negative_is_fixed_at_zero_and_named() -> None:
+    # no growth with context at all, and the long-context steps measured 2 % faster: the
+    # least-squares slope is negative; it is fixed at 0, named, and the rest still fit
+    flat = StepScript(per_context_token_s=0.0)
+    obs = [
+        replace(o, median_s=o.median_s * 0.98) if o.probe == "context" else o
+        for o in scripted_observations(flat)
+    ]
+    fit = fit_profile(obs)
+    assert fit.zeroed == ("per_context_token_s",)
+    assert fit.per_context_token_s == 0.0
+    assert fit.per_decode_s == pytest.approx(flat.per_decode_s, rel=0.1)
+    assert fit.worst_error < 0.03
+
+
+def test_the_step_model_prices_a_step_as_the_script_does() -> None:
+    model = ProfileStepTime(fit_profile(scripted_observations()))
+    decode = DecodeBatch.of([100, 200, 300])
+    want = SCRIPT.step_s([100, 200, 300], [(64, 32), (10, 0)])
+    assert model.step_time_s([(64, 32), (10, 0)], decode) == pytest.approx(want, rel=1e-6)
+    assert model.request_overhead_s == pytest.approx(SCRIPT.request_overhead_s, rel=1e-6)
+
+
+def test_batches_past_twice_the_profiled_are_refused_unless_forced() -> None:
+    from inferlab.errors import InferlabError
+
+    model = ProfileStepTime(fit_profile(scripted_observations()))
+    model.check_batch(8)
+    with pytest.raises(InferlabError, match="beyond 2x the largest batch the profile measured"):
+        model.check_batch(9)
+    ProfileStepTime(model.fit, force=True).check_batch(100)
+    lines = model.describe(max_batch=6, max_prompt=1000, max_context=300)
+    assert any("batches up to 6 sequences are beyond the profiled range (4)" in s for s in lines)
+    assert any("prompts up to 1000 tokens are beyond the profiled range (384)" in s for s in lines)
+    assert not any("contexts" in s for s in lines)
+
+
+def test_too_few_observations_to_fit_is_one_line() -> None:
+    from inferlab.errors import InferlabError
+
+    with pytest.raises(InferlabError, match="at least 3 timed observations"):
+        fit_profile(scripted_observations()[:2])
