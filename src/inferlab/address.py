@@ -45,3 +45,8 @@ def checked_root(url: str, flag: str = "--url", scheme_optional: bool = False) -
 def metrics_url(url: str, flag: str = "--url") -> str:
     """The /metrics URL for a server root, an OpenAI /v1 base, or a /metrics URL itself."""
     return checked_root(url, flag) + "/metrics"
+
+
+def api_base(url: str) -> str:
+    """The OpenAI base (root + /v1) for any of the accepted forms."""
+    return root_of(url) + "/v1"

@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "batch up to the slots, more prompt lengths, longer contexts (1)",
     )
     p.add_argument("--threads", type=whole(1, 4096), help="the server's threads (recorded)")
-    p.add_argument("--model", help="the served model to profile (the first one if omitted)")
+    p.add_argument("--served-model", help="the served model to profile (the first one if omitted)")
+    p.add_argument("--model", dest="served_model", help=argparse.SUPPRESS)  # the old name
     p.add_argument("--overwrite", action="store_true", help="replace DIR/profile.json")
     p.add_argument("--json", action="store_true", help="print the profile and fit as JSON")
     p.set_defaults(run=run)
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         url=api_base(args.url),
         budget=args.budget,
         threads=args.threads,
-        model=args.model,
+        model=args.served_model,
         api_key=os.environ.get("OPENAI_API_KEY"),
         progress=lambda line: print(line, file=say, flush=True),
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import aiohttp
 
 from inferlab.bench.client import Endpoint, stream_request
-from inferlab.bench.workload import make_block, make_prompt
+from inferlab.bench.prompt_text import make_block, make_prompt
 from inferlab.errors import InferlabError
 from inferlab.profile.record import Observation, Probe
 from inferlab.profile.serverstep import StepSampler

@@ -15,12 +15,12 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING
 
-from inferlab.httpbody import MAX_METRICS_BYTES, BodyTooLarge, read_bounded_sync
+from inferlab.httpbody import MAX_METRICS_BYTES, BodyTooLarge, read_bounded, read_bounded_sync
 from inferlab.servermetrics.dialects import MetricsError, MetricsUnparsable, parse_metrics
 from inferlab.servermetrics.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    pass
+    import aiohttp
 
 MAX_BYTES = MAX_METRICS_BYTES  # a /metrics page is tens of kB; more is not a metrics page
 
@@ -75,6 +75,24 @@ def snapshot_from(
         return parse_metrics(body, (t0 + t1) / 2, wall, histograms)
     except MetricsError as e:
         raise type(e)(f"{url}: {e}") from e
+
+
+async def fetch_snapshot(session: aiohttp.ClientSession, url: str, timeout_s: float) -> Snapshot:
+    """GET url (a /metrics URL; see metrics_url) on an aiohttp session -> Snapshot."""
+    import aiohttp
+
+    t0 = time.perf_counter()
+    try:
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as r:
+            raw = await read_bounded(r, MAX_BYTES)
+            status, ctype = r.status, r.headers.get("Content-Type", "")
+    except BodyTooLarge as e:
+        raise MetricsUnparsable(f"{e} (not a metrics page)") from e
+    except TimeoutError as e:
+        raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
+    except (aiohttp.ClientError, OSError) as e:
+        raise MetricsUnreachable(f"cannot reach {url} ({type(e).__name__}: {e})") from e
+    return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0)
 
 
 def scrape_once(url: str, timeout_s: float = 5.0, histograms: bool = True) -> Snapshot:
