@@ -34,7 +34,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from inferlab.commands.common import TIME
+from inferlab.argtypes import TIME
 from inferlab.engines.llama_bench import load_engine_bench
 from inferlab.errors import InferlabError
 from inferlab.rundir import load_summary

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from inferlab.argtypes import BANDWIDTH, FLOPS, TIME, real, unit_arg, whole
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
-from inferlab.commands.common import BANDWIDTH, FLOPS, TIME, real, unit_arg, whole
 from inferlab.commands.slo_args import add_slo_args
 from inferlab.load.flags import LoadDefaults, add_load_flags
 from inferlab.units import parse_bytes, parse_duration

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from inferlab.commands.common import (
-    BYTES,
-    POSITIVE_INT,
-    add_hardware,
-    add_model,
-    add_output,
-    emit,
-    resolve_cost,
-    table,
-)
+from inferlab.argtypes import BYTES, POSITIVE_INT
+from inferlab.commands.common import add_hardware, add_model, add_output, emit, resolve_cost, table
 from inferlab.errors import InferlabError
 from inferlab.physics.capacity import capacity
 from inferlab.specs.stated import hardware_from

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from inferlab.commands.common import TIME, int_list
+from inferlab.argtypes import TIME, int_list
 from inferlab.errors import InferlabError
 
 QUICK_MAX_BATCH = 4

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from inferlab.commands.common import RATE
+from inferlab.argtypes import RATE
 from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
 from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
 from inferlab.slo.search import DEFAULT_MAX_LEVELS

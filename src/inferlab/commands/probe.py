@@ -6,7 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from inferlab.commands.common import BYTES, add_output, emit, table, whole
+from inferlab.argtypes import BYTES, whole
+from inferlab.commands.common import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_flops
 

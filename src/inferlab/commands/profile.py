@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from inferlab.commands.common import whole
+from inferlab.argtypes import whole
 from inferlab.errors import InferlabError
 
 

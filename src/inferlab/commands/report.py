@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab.commands.common import add_hardware, add_model, real
+from inferlab.argtypes import real
+from inferlab.commands.common import add_hardware, add_model
 from inferlab.commands.slo_args import slo_text
 from inferlab.rundir import load_summary
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab.commands.common import TIME
+from inferlab.argtypes import TIME
 from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
 from inferlab.commands.slo_args import add_slo_args, search_spec, slo_from
 from inferlab.errors import InferlabError
