@@ -11,12 +11,12 @@ from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab.commands.bench_args import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS, add_parser_args
-from inferlab.commands.slo_args import search_from, slo_from
+from inferlab.bench.flags import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS, add_parser_args
 from inferlab.errors import InferlabError
 from inferlab.jsonio import dumps
 from inferlab.load.flags import load_from_args
 from inferlab.runfolder import claim_run_folder
+from inferlab.slo.flags import search_from, slo_from
 from inferlab.specs.stated import cost_from, hardware_from
 
 if TYPE_CHECKING:

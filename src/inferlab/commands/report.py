@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from inferlab.argtypes import real
 from inferlab.commands.common import add_hardware, add_model
-from inferlab.commands.slo_args import slo_text
 from inferlab.rundir import load_summary
+from inferlab.slo.flags import slo_text
 
 if TYPE_CHECKING:
     from inferlab.peers.judge import FloorSpec
