@@ -50,14 +50,13 @@ from inferlab.metrics.compare import compare_level
 from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
-from inferlab.physics.floor import Floor
+from inferlab.physics.floor import Floor, floor_block
 from inferlab.records import RecordWriter
 from inferlab.slo.grammar import Slo
 from inferlab.slo.search import MaxLoadSearch
 from inferlab.summary import (
     SCHEMA_VERSION,
     ClientStats,
-    FloorBlock,
     LevelSummary,
     RunSummary,
     RunWarning,
@@ -133,23 +132,6 @@ def fixed_workload(cfg: BenchConfig) -> Workload:
         requests_per_level=cfg.requests_per_level,
         seed=cfg.seed,
         warmup=cfg.warmup,
-    )
-
-
-def floor_block(floor: Floor | None) -> FloorBlock | None:
-    if floor is None:
-        return None
-    c, hw = floor.cost, floor.hardware
-    return FloorBlock(
-        model=c.name,
-        model_source=c.source,
-        weight_bytes_resident=c.weight_bytes_resident,
-        weight_bytes_per_step=c.weight_bytes_per_step(1),
-        kv_bytes_per_token=c.kv_bytes_per_token,
-        hardware=hw.name,
-        hardware_source=hw.source,
-        bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-        peak_flops_per_s=hw.peak_flops(c.compute_dtype),
     )
 
 
@@ -255,7 +237,7 @@ def build_summary(state: RunState) -> RunSummary:
             models_answer=info.models_answer if info else None,
         ),
         workload=_workload(cfg),
-        floor=floor_block(cfg.floor),
+        floor=floor_block(f.cost, f.hardware) if (f := cfg.floor) else None,
         client_host={
             "python": sys.version.split()[0],
             "aiohttp": aiohttp.__version__,

@@ -18,6 +18,7 @@ from inferlab.metrics.checks import check_level
 from inferlab.metrics.compare import compare_at
 from inferlab.peers.common import PeerLevel, PeerRun
 from inferlab.physics.decode import decode_point
+from inferlab.physics.floor import floor_block
 from inferlab.records import RequestRecord
 from inferlab.slo.attainment import evaluate
 from inferlab.slo.grammar import PERCENTILE_Q, Slo
@@ -27,7 +28,6 @@ from inferlab.specs.hardware import HardwareSpec
 from inferlab.summary import (
     SCHEMA_VERSION,
     ClientStats,
-    FloorBlock,
     LevelSummary,
     RunSummary,
     RunWarning,
@@ -44,21 +44,6 @@ class FloorSpec:
 
     cost: ModelCost
     hardware: HardwareSpec
-
-
-def floor_block(f: FloorSpec) -> FloorBlock:
-    c, hw = f.cost, f.hardware
-    return FloorBlock(
-        model=c.name,
-        model_source=c.source,
-        weight_bytes_resident=c.weight_bytes_resident,
-        weight_bytes_per_step=c.weight_bytes_per_step(1),
-        kv_bytes_per_token=c.kv_bytes_per_token,
-        hardware=hw.name,
-        hardware_source=hw.source,
-        bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-        peak_flops_per_s=hw.peak_flops(c.compute_dtype),
-    )
 
 
 def mean_in_flight(records: tuple[RequestRecord, ...]) -> float | None:
@@ -255,7 +240,7 @@ def summarise(run: PeerRun, f: FloorSpec | None = None, slo: Slo | None = None) 
             output_tokens=_mean(run.levels, "output_tokens_mean"),
             requests_per_level=max((lv.summary.requests_measured for lv in run.levels), default=0),
         ),
-        floor=floor_block(f) if f is not None else None,
+        floor=floor_block(f.cost, f.hardware) if f is not None else None,
         extra={"peer_file": str(run.path), "floor_batch_from": batches},
         levels=levels,
         warnings=tuple(warns),
