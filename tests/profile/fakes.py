@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import fields
 
-from inferlab.engines.lifetime import die_with_parent
+from inferlab.testing.fake_server import serving
 from inferlab.testing.fake_steps import StepScript
 
 
@@ -19,14 +17,5 @@ def _flags(script: StepScript) -> list[str]:
 @contextlib.contextmanager
 def running_fake_steps(script: StepScript) -> Iterator[str]:
     """Start the fake in its own process on a free port; yield its /v1 base URL."""
-    cmd = [sys.executable, "-m", "inferlab.testing.fake_steps", "--port", "0", *_flags(script)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent())
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line.startswith("PORT "):
-            raise RuntimeError(f"fake step server did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serving("inferlab.testing.fake_steps", _flags(script)) as url:
+        yield url
