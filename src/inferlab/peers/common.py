@@ -71,7 +71,7 @@ class Doc:
             raise PeerFormatError(path, f"{where or 'the file'} is not a JSON object")
         self.path, self.data, self.where = path, data, where
 
-    def _name(self, key: str) -> str:
+    def name(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
 
     def has(self, key: str) -> bool:
@@ -79,7 +79,7 @@ class Doc:
 
     def need(self, key: str) -> Any:
         if key not in self.data:
-            raise PeerFormatError(self.path, f"missing key '{self._name(key)}'")
+            raise PeerFormatError(self.path, f"missing key '{self.name(key)}'")
         return self.data[key]
 
     def number(self, key: str, required: bool = True) -> float | None:
@@ -87,7 +87,7 @@ class Doc:
         if v is None and not required:
             return None
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise PeerFormatError(self.path, f"'{self._name(key)}' is not a number: {v!r}")
+            raise PeerFormatError(self.path, f"'{self.name(key)}' is not a number: {v!r}")
         return float(v)
 
     def list(self, key: str, required: bool = True) -> list[Any] | None:
@@ -95,14 +95,14 @@ class Doc:
         if v is None and not required:
             return None
         if not isinstance(v, list):
-            raise PeerFormatError(self.path, f"'{self._name(key)}' is not a list")
+            raise PeerFormatError(self.path, f"'{self.name(key)}' is not a list")
         return v
 
     def sub(self, key: str, required: bool = True) -> Doc | None:
         v = self.need(key) if required else self.data.get(key)
         if v is None and not required:
             return None
-        return Doc(self.path, v, self._name(key))
+        return Doc(self.path, v, self.name(key))
 
 
 def source(tool: str, version: str | None, path: Path, per_request: bool) -> PeerSource:
@@ -118,6 +118,28 @@ def event_times_ns(send_ns: int, ttft_s: float, gaps_s: list[float]) -> list[int
     for gap in gaps_s:
         t += round(float(gap) * 1e9)
         out.append(t)
+    return out
+
+
+def column_records(doc: Doc, label: str, keys: tuple[str, ...]) -> list[RequestRecord]:
+    """Per-request columns (ttfts, itls, input_lens, output_lens, errors, and start_times
+    where the tool keeps them: vLLM, SGLang) as records; a column of another length than
+    ttfts is refused naming it."""
+    cols = {k: doc.list(k) or [] for k in keys}
+    n = len(cols["ttfts"])
+    for k, v in cols.items():
+        if len(v) != n:
+            raise PeerFormatError(doc.path, f"'{doc.name(k)}' holds {len(v)} values, 'ttfts' {n}")
+    out = []
+    for i in range(n):
+        err = cols["errors"][i] or None
+        send = round(float(cols["start_times"][i]) * 1e9) if "start_times" in cols else 0
+        itls = cols["itls"][i]
+        if not isinstance(itls, list):
+            raise PeerFormatError(doc.path, f"'{doc.name('itls')}[{i}]' is not a list")
+        times = [] if err else event_times_ns(send, float(cols["ttfts"][i]), itls)
+        n_in, n_out = cols["input_lens"][i], cols["output_lens"][i]
+        out.append(stream_record(i, label, send, times, n_in, n_out, err))
     return out
 
 

@@ -17,16 +17,14 @@ from typing import Any
 from inferlab.peers.common import (
     Aggregates,
     Doc,
-    PeerFormatError,
     PeerLevel,
     PeerRun,
     as_written,
-    event_times_ns,
+    column_records,
     level_from_aggregates,
     level_from_records,
     source,
     stats_ms,
-    stream_record,
     with_window,
 )
 from inferlab.peers.vllm import load_of
@@ -56,27 +54,9 @@ def _ms(doc: Doc, metric: str, n: int) -> Any:
 DETAILS = ("ttfts", "itls", "input_lens", "output_lens", "errors")
 
 
-def _records(doc: Doc, label: str) -> list[Any]:
-    cols = {k: doc.list(k) or [] for k in DETAILS}
-    n = len(cols["ttfts"])
-    for k, v in cols.items():
-        if len(v) != n:
-            raise PeerFormatError(doc.path, f"'{doc.where}.{k}' holds {len(v)} values, not {n}")
-    out = []
-    for j in range(n):
-        err = cols["errors"][j] or None
-        itls = cols["itls"][j]
-        if not isinstance(itls, list):
-            raise PeerFormatError(doc.path, f"'{doc.where}.itls[{j}]' is not a list")
-        times = [] if err else event_times_ns(0, float(cols["ttfts"][j]), itls)
-        n_in, n_out = cols["input_lens"][j], cols["output_lens"][j]
-        out.append(stream_record(j, label, 0, times, n_in, n_out, err))
-    return out
-
-
 def _detailed(doc: Doc, label: str, kind: LevelKind, value: float) -> PeerLevel:
     level = level_from_records(
-        label, kind, value, _records(doc, label), source(TOOL, None, doc.path, True)
+        label, kind, value, column_records(doc, label, DETAILS), source(TOOL, None, doc.path, True)
     )
     duration = doc.number("duration", required=False)
     if duration:

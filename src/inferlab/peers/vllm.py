@@ -16,15 +16,13 @@ from typing import Any
 from inferlab.peers.common import (
     Aggregates,
     Doc,
-    PeerFormatError,
     PeerLevel,
     PeerRun,
-    event_times_ns,
+    column_records,
     level_from_aggregates,
     level_from_records,
     source,
     stats_ms,
-    stream_record,
     with_window,
 )
 from inferlab.vocab import LevelKind
@@ -90,25 +88,6 @@ def _aggregates(doc: Doc, label: str, kind: LevelKind, value: float) -> Aggregat
     )
 
 
-def _records(doc: Doc, label: str) -> list[Any]:
-    cols = {k: doc.list(k) or [] for k in PER_REQUEST}
-    n = len(cols["ttfts"])
-    for k, v in cols.items():
-        if len(v) != n:
-            raise PeerFormatError(doc.path, f"'{k}' holds {len(v)} values, 'ttfts' {n}")
-    out = []
-    for i in range(n):
-        err = cols["errors"][i] or None
-        send = round(float(cols["start_times"][i]) * 1e9)
-        itls = cols["itls"][i]
-        if not isinstance(itls, list):
-            raise PeerFormatError(doc.path, f"'itls[{i}]' is not a list")
-        times = [] if err else event_times_ns(send, float(cols["ttfts"][i]), itls)
-        n_in, n_out = cols["input_lens"][i], cols["output_lens"][i]
-        out.append(stream_record(i, label, send, times, n_in, n_out, err))
-    return out
-
-
 def read(path: Path, data: Any) -> PeerRun:
     doc = Doc(path, data)
     label, kind, value = load_of(doc)
@@ -116,7 +95,7 @@ def read(path: Path, data: Any) -> PeerRun:
     src = source(TOOL, None, path, detailed)
     level: PeerLevel
     if detailed:
-        level = level_from_records(label, kind, value, _records(doc, label), src)
+        level = level_from_records(label, kind, value, column_records(doc, label, PER_REQUEST), src)
         duration = doc.number("duration", required=False)
         if duration:  # the tool's own window (its throughput's denominator)
             level = with_window(level, duration)
