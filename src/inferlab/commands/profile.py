@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from inferlab.argtypes import whole
-from inferlab.errors import InferlabError
+from inferlab.runfolder import result_folder
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,19 +34,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def out_folder(args: argparse.Namespace) -> Path:
-    from inferlab.profile.record import PROFILE_NAME
-
-    out: Path = args.out or Path("results") / time.strftime("profile-%Y%m%d-%H%M%S")
-    if out.exists() and not out.is_dir():
-        raise InferlabError(f"--out {out} is a file; give a folder (it is created if missing)")
-    if (out / PROFILE_NAME).exists() and not args.overwrite:
-        raise InferlabError(
-            f"--out {out} already holds {PROFILE_NAME}; add --overwrite or choose another folder"
-        )
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     import os
 
@@ -59,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.profile.text import fit_lines, identity_line
 
     checked_root(args.url)
-    out = out_folder(args)
+    out = result_folder(args.out, "profile", PROFILE_NAME, args.overwrite)
     say = sys.stderr if args.json else sys.stdout
     cfg = ProfileConfig(
         url=api_base(args.url),
