@@ -28,7 +28,7 @@ EXEMPT: dict[str, str] = {}
 # Neutral value modules: importable from anywhere, importing no package of inferlab.
 NEUTRAL = {
     "records", "summary", "jsonio", "jsonrecord", "vocab", "units", "errors", "__init__",
-    "engine_result", "address", "slo",
+    "engine_result", "address", "slo", "argtypes", "sameserver",
 }  # fmt: skip
 # package -> packages it must never import (directly, or lazily inside a function).
 FORBIDDEN = {
@@ -53,6 +53,8 @@ FORBIDDEN = {
         "watch",
         "drill",
     },
+    # Other tools' files are read into the summary bench writes: never through bench or sim.
+    "peers": {"bench", "sim", "commands", "report", "console", "watch", "drill"},
     # SLO values sit beside summary.py (it holds their blocks): below every package.
     "slo": {"specs", "physics", "bench", "metrics", "report", "sim", "commands", "probe"}
     | {"engines", "servermetrics", "load", "drill", "watch", "console"},
@@ -325,7 +327,7 @@ def test_the_unused_checker_finds_a_dead_function() -> None:
 
 
 # commands/: each verb translates its flags; modules it may share are flag helpers only.
-FLAG_HELPERS = {"common", "slo_args", "sim_args"}
+FLAG_HELPERS = {"common", "slo_args", "sim_args", "bench_args"}
 # (verb module, the other commands module it imports) -> why it still does. A debt each.
 VERB_IMPORT_DEBT = {
     ("demo", "bench"): "the demo runs bench's flags and sizes (add_bench_args, check_sizes)",

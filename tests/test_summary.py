@@ -127,3 +127,16 @@ def test_a_simulated_summary_is_a_run_summary(tmp_path: Path) -> None:
     assert s.simulation.step_time_model == "roofline" and s.simulation.rest["efficiency"] == 1.0
     assert s.utilisation is not None and s.utilisation.rows
     assert s.levels[0].label == "c=3" and s.levels[0].requests_ok == 3
+
+
+def test_itl_is_written_as_itl_and_the_old_gap_key_still_reads() -> None:
+    """The inter-token latency is `itl_s` (its name in vLLM, AIPerf and guidellm); a summary
+    written before the rename says `gap_s`, and reads the same."""
+    raw = json.loads(SWEEP.read_text())
+    old = json.loads(json.dumps(raw).replace('"itl_s":', '"gap_s":'))
+    assert "gap_s" in old["levels"][0] and "itl_s" not in old["levels"][0]
+    a, b = RunSummary.from_json(raw), RunSummary.from_json(old)
+    assert a == b
+    assert b.levels[0].gap_s.p99 == raw["levels"][0]["itl_s"]["p99"]
+    written = b.to_json()["levels"][0]
+    assert "itl_s" in written and "gap_s" not in written

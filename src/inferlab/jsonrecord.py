@@ -44,6 +44,10 @@ def optional(decode: Callable[[Any], Any] | None = None) -> Any:
     return field(default=None, metadata={"optional": True, "decode": decode})
 
 
+def _key(f: Any) -> str:
+    return str(f.metadata.get("key", f.name))
+
+
 def flat(cls: type[JsonRecord]) -> Any:
     """An optional dataclass whose keys are merged into the parent's JSON object."""
     return field(default=None, metadata={"optional": True, "flat": cls})
@@ -53,11 +57,16 @@ _REQUIRED = object()
 
 
 def json_meta(
-    *, key: str | None = None, absent: Any = _REQUIRED, inf_null: bool = False
+    *,
+    key: str | None = None,
+    absent: Any = _REQUIRED,
+    inf_null: bool = False,
+    aliases: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """A field's metadata when its JSON differs from the rule (`field(metadata=...)`):
-    another key, a value when the key is absent, or infinity as null (both ways)."""
-    meta: dict[str, Any] = {"inf_null": inf_null}
+    another key, former keys still read (a file written before a rename stays readable),
+    a value when the key is absent, or infinity as null (both ways)."""
+    meta: dict[str, Any] = {"inf_null": inf_null, "aliases": aliases}
     if key is not None:
         meta["key"] = key
     if absent is not _REQUIRED:
@@ -185,7 +194,7 @@ class JsonRecord:
             elif m.get("inf_null") and isinstance(v, float) and math.isinf(v):
                 out[m.get("key", f.name)] = None
             else:
-                out[m.get("key", f.name)] = _encode(v)
+                out[_key(f)] = _encode(v)
         return {**out, **self.JSON_CONSTANTS}
 
     @classmethod
@@ -195,7 +204,7 @@ class JsonRecord:
             if "flat" in f.metadata:
                 keys |= f.metadata["flat"].known_keys()
             elif not f.metadata.get("rest"):
-                keys.add(f.metadata.get("key", f.name))
+                keys |= {_key(f), *f.metadata.get("aliases", ())}
         return keys
 
     @classmethod
@@ -217,8 +226,9 @@ class JsonRecord:
             elif "flat" in m:
                 sub = m["flat"]
                 kw[f.name] = sub.from_json(d, where) if fields(sub)[0].name in d else None
-            elif k in d:
-                kw[f.name] = _field(m, hints[f.name], d[k], at)
+            elif (key := _found(f, d)) is not None:
+                at = f"{where}.{key}" if where else key
+                kw[f.name] = _field(m, hints[f.name], d[key], at)
             elif "absent" in m:
                 kw[f.name] = m["absent"]
             elif not m.get("optional"):
@@ -242,6 +252,11 @@ def _field(m: Any, tp: Any, v: Any, at: str) -> Any:
     if decode is not None and not _plain(tp):
         return _custom(decode, v, at)
     return _decode(tp, v, at)
+
+
+def _found(f: Any, d: dict[str, Any]) -> str | None:
+    """The key a field is read from: its own, else a former name; None when absent."""
+    return next((k for k in (_key(f), *f.metadata.get("aliases", ())) if k in d), None)
 
 
 def _plain(tp: Any) -> bool:

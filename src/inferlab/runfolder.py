@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,3 +101,17 @@ def _remove_empty(folder: Path, top: Path) -> None:
         if d == top:
             break
         d = d.parent
+
+
+def result_folder(out: Path | None, stem: str, result_name: str, overwrite: bool) -> Path:
+    """--out for a verb that writes one result file (engine-bench, profile): the given
+    folder or results/<stem>-<time>; a file, or a folder already holding the result (unless
+    --overwrite), is refused. Created when the result is written, not here."""
+    folder = out or Path("results") / time.strftime(f"{stem}-%Y%m%d-%H%M%S")
+    if folder.exists() and not folder.is_dir():
+        raise InferlabError(f"--out {folder} is a file; give a folder (it is created if missing)")
+    if (folder / result_name).exists() and not overwrite:
+        raise InferlabError(
+            f"--out {folder} already holds {result_name}; add --overwrite or choose another folder"
+        )
+    return folder

@@ -14,7 +14,7 @@ Nothing else changes: old files read as None, new files write the key only when 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from inferlab.engine_result import EngineBench
 from inferlab.jsonrecord import (
@@ -22,6 +22,7 @@ from inferlab.jsonrecord import (
     JsonRecord,
     SchemaError,
     flat,
+    json_meta,
     optional,
     rest,
 )
@@ -252,6 +253,18 @@ class Predicted(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PeerSource(JsonRecord):
+    """Where a level read from another tool's file came from (inferlab.peers). `basis`:
+    "per_request" (recomputed here from the file's per-request values) or "aggregates"
+    (the tool's own figures, taken as it wrote them)."""
+
+    tool: str
+    version: str | None
+    file: str
+    basis: Literal["per_request", "aggregates"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -267,7 +280,9 @@ class LevelSummary(JsonRecord):
     ttft_s: LatencyStats
     tpot_s: LatencyStats
     e2e_s: LatencyStats
-    gap_s: LatencyStats
+    # every inter-token gap: ITL, as vLLM, AIPerf and guidellm call it (JSON `itl_s`; files
+    # written before the rename say `gap_s`, still read)
+    gap_s: LatencyStats = field(metadata=json_meta(key="itl_s", aliases=("gap_s",)))
     worst_gap_per_request_s: LatencyStats
     stall_threshold_s: float
     stall_count: Count
@@ -277,6 +292,9 @@ class LevelSummary(JsonRecord):
     window_s: float
     output_tokens_per_s_total: float
     output_tokens_per_s_per_user: float
+    # completed requests and prompt + output tokens per second over the level's window
+    requests_per_s: float | None = optional()
+    total_tokens_per_s: float | None = optional()
     mean_active_streams: float
     prompt_tokens_usage_p50: float | None
     completion_tokens_p50: float | None
@@ -306,6 +324,7 @@ class LevelSummary(JsonRecord):
     ttfo_s: LatencyStats | None = optional()
     reasoning_tokens: int | None = optional()
     predicted: Predicted | None = optional()  # the demo: before measuring
+    source: PeerSource | None = optional()  # read from a peer's file
     rest: dict[str, Any] = rest()
 
     @property

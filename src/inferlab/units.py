@@ -104,6 +104,27 @@ def parse_time(text: str | float) -> float:
     return value * _TIME_UNITS[unit]
 
 
+def parse_duration(text: str) -> float:
+    """A time a user typed: '14ms' -> 0.014. A bare number other than 0 is refused, since
+    '50' could be ms or s and reading the wrong one gives a silent wrong answer."""
+    value, unit = _split(text, "time")
+    if unit == "" and value != 0:
+        raise UnitError(
+            f"{text.strip()!r} has no unit; write it like {_FORMS['time']} "
+            f"(units: {', '.join(u for u in _TIME_UNITS if u.isascii())})"
+        )
+    return parse_time(text)
+
+
+def parse_byte_size(text: str) -> float:
+    """A size a user typed: '16GB' -> 16e9. A bare number other than 0 is refused: '16'
+    meant as GB would be read as 16 bytes, a floor a billion times too low."""
+    value, unit = _split(text, "bytes")
+    if unit == "" and value != 0:
+        raise UnitError(f"{text.strip()!r} has no unit; write it like 16GB, 16GiB, 128KiB or 500MB")
+    return parse_bytes(text)
+
+
 def parse_count(text: str | float) -> float:
     """'8B' -> 8e9 (parameters), '135M' -> 1.35e8, '4096' -> 4096."""
     if isinstance(text, int | float):

@@ -29,10 +29,14 @@ class Script:
     endless_request: int | None = None  # the n-th completion request (0-based) streams forever
     endless_paths: set[str] = field(default_factory=set)  # GET/POST paths answered endlessly
     error_status: int | None = None  # completions answer this status with an endless body
+    fail_from: int | None = None  # the n-th completion request (0-based) on answer HTTP 500
+    root_paths: bool = False  # llama-server's own API at the root: /models, /completions
     props: dict[str, object] | None = None  # GET /props answers this (else 404 or endless)
     token_gap_s: float = 0.0  # between tokens: > 0 keeps them in separate reads (a real TPOT)
     completions: int = 0
     endless_bytes_sent: list[int] = field(default_factory=list)
+    bodies: list[dict[str, object]] = field(default_factory=list)  # every completion body
+    headers: list[dict[str, str]] = field(default_factory=list)  # and its headers
 
 
 SCRIPT = web.AppKey("script", Script)
@@ -64,12 +68,16 @@ def _event(text: str, finish: str | None = None, usage: dict[str, int] | None = 
 async def completions(request: web.Request) -> web.StreamResponse:
     script: Script = request.app[SCRIPT]
     body = await request.json()
+    script.bodies.append(body)
+    script.headers.append(dict(request.headers))
     n = script.completions
     script.completions += 1
     if script.error_status is not None:
         return await _endless(request, b"error: ", script.error_status)
     if body.get("model") == "endless" or n == script.endless_request:
         return await _endless(request, b'data: {"choices":[{"text":"')
+    if script.fail_from is not None and n >= script.fail_from:
+        return web.json_response({"error": {"message": "scripted failure"}}, status=500)
     resp = web.StreamResponse()
     resp.content_type = "text/event-stream"
     await resp.prepare(request)
@@ -81,6 +89,18 @@ async def completions(request: web.Request) -> web.StreamResponse:
     usage = {"prompt_tokens": 8, "completion_tokens": max_tokens}
     await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
     await resp.write(b"data: [DONE]\n\n")
+    return resp
+
+
+async def native_completion(request: web.Request) -> web.StreamResponse:
+    """llama-server's own /completion(s) at the root: a stream of `content`, no `choices`."""
+    resp = web.StreamResponse()
+    resp.content_type = "text/event-stream"
+    await resp.prepare(request)
+    for last in (False, True):
+        await resp.write(
+            b"data: " + json.dumps({"content": " tok", "stop": last}).encode() + b"\n\n"
+        )
     return resp
 
 
@@ -123,6 +143,9 @@ def make_app(script: Script) -> web.Application:
     app.router.add_get("/metrics", endless_or_404)
     app.router.add_get("/props", props)
     app.router.add_get("/declared", big_declared)
+    if script.root_paths:
+        app.router.add_get("/models", models)
+        app.router.add_post("/completions", native_completion)
     return app
 
 

@@ -32,7 +32,9 @@ def _chunk(text: str | None, finish: str | None, usage: dict[str, int] | None) -
     return f"data: {json.dumps(obj)}\n\n".encode()
 
 
-def make_app(seen: Captured, chat_status: int, max_model_len: int | None) -> web.Application:
+def make_app(
+    seen: Captured, chat_status: int, max_model_len: int | None, template_tokens: int = 0
+) -> web.Application:
     async def models(_: web.Request) -> web.Response:
         m: dict[str, Any] = {"id": "chat", "object": "model", "owned_by": "test"}
         if max_model_len is not None:
@@ -56,7 +58,8 @@ def make_app(seen: Captured, chat_status: int, max_model_len: int | None) -> web
         k = len(seen.bodies)
         for j in range(n):
             await resp.write(_chunk(f" r{k}w{j}", None, None))
-        prompt = len(str(body["messages"][-1]["content"]).split())
+        # usage counts the message after the chat template, as a real server does
+        prompt = len(str(body["messages"][-1]["content"]).split()) + template_tokens
         await resp.write(_chunk(None, "length", None))
         usage = {"prompt_tokens": prompt, "completion_tokens": n}
         await resp.write(_chunk(None, None, usage))
@@ -72,13 +75,13 @@ def make_app(seen: Captured, chat_status: int, max_model_len: int | None) -> web
 
 @contextmanager
 def chat_server(
-    chat_status: int = 200, max_model_len: int | None = None
+    chat_status: int = 200, max_model_len: int | None = None, template_tokens: int = 0
 ) -> Iterator[tuple[str, Captured]]:
     """Serve on a free loopback port in a thread; yield (base URL, what it received)."""
     seen, port = Captured(), free_port()
     loop = asyncio.new_event_loop()
     ready = threading.Event()
-    runner = web.AppRunner(make_app(seen, chat_status, max_model_len))
+    runner = web.AppRunner(make_app(seen, chat_status, max_model_len, template_tokens))
 
     async def start() -> None:
         await runner.setup()

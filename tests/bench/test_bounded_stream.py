@@ -205,7 +205,7 @@ def _bench_cfg(base: str, out: Path, bound: int) -> BenchConfig:
 
 
 def test_bench_records_malformed_stream_and_goes_on(tmp_path: Path) -> None:
-    script = Script(endless_request=1)  # the second request of the level
+    script = Script(endless_request=2)  # the second of the level (0: the first-stream check)
     with serve(make_app(script)) as base:
         res = asyncio.run(run_benchmark(_bench_cfg(base, tmp_path, 128 << 10)))
     lv = res.summary.levels[0]
@@ -219,7 +219,7 @@ def test_bench_records_malformed_stream_and_goes_on(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_flag_reaches_the_client(run_cli: Any, tmp_path: Path) -> None:
-    script = Script(endless_request=0)
+    script = Script(endless_request=1)  # the level's first (0: the first-stream check)
     with serve(make_app(script)) as base:
         code, out, err = run_cli(
             "bench", "--url", f"{base}/v1", "--concurrency", "2", "--requests-per-level", "3",

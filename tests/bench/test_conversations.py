@@ -43,12 +43,15 @@ def test_each_turn_carries_the_real_history(run_cli: Any, tmp_path: Path) -> Non
             "--no-scrape",
         )
     assert code == 0, err
-    turns = [b["messages"] for b in seen.bodies if b.get("stream")]
+    # (the first streamed body is bench's check that the address streams OpenAI's way)
+    streamed = [b["messages"] for b in seen.bodies if b.get("stream")]
+    assert streamed[0] == [{"role": "user", "content": "hello"}]
+    turns = streamed[1:]
     assert [len(m) for m in turns] == [1, 3, 5]
     # Turn 2 repeats turn 1's message and the reply the server streamed for it, word for word.
     assert turns[1][0] == turns[0][0]
-    assert turns[1][1] == {"role": "assistant", "content": " r2w0 r2w1"}
-    assert turns[2][3] == {"role": "assistant", "content": " r3w0 r3w1"}
+    assert turns[1][1] == {"role": "assistant", "content": " r3w0 r3w1"}
+    assert turns[2][3] == {"role": "assistant", "content": " r4w0 r4w1"}
     assert all(len(m[-1]["content"].split()) == 6 for m in turns)  # each new message: exact
     rows = [json.loads(x) for x in (tmp_path / "records.jsonl").read_text().splitlines()]
     rows.sort(key=lambda r: r["turn"])
@@ -111,3 +114,19 @@ def test_a_trace_row_beyond_the_context_is_named(run_cli: Any, tmp_path: Path) -
         )
     assert code == 2 and out == "" and not seen.bodies  # refused before any request
     assert f"{trace}:3" in err and "max_model_len of 100" in err and "--length-scale" in err
+
+
+def test_chat_prompt_lengths_are_checked_after_the_template(run_cli: Any, tmp_path: Path) -> None:
+    """The server's template adds 7 tokens to every message: measured once from the first
+    request, so no prompt_tokens_off for a run whose messages are exactly the length asked."""
+    with chat_server(template_tokens=7) as (url, _):
+        code, _, err = run_cli(
+            "bench", "--url", url, "--api", "chat", "--concurrency", "1", "--warmup", "0",
+            "--requests-per-level", "3", "--prompt-tokens", "6", "--output-tokens", "2",
+            "--out", str(tmp_path / "r"), "--no-plots", "--no-scrape", "--no-report",
+        )  # fmt: skip
+    assert code == 0, err
+    s = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert s["extra"]["prompt_template_tokens"] == 7
+    assert s["levels"][0]["prompt_tokens_usage_p50"] == 13
+    assert not [w for w in s["warnings"] if w["code"] == "prompt_tokens_off"]

@@ -95,13 +95,13 @@ def test_every_stamp_is_taken_on_read_after_its_write(
     # stream, seen under load) has no TPOT to give: the summary leaves it out, as here.
     tpot = [x for x in tpot if x != 0]
     gaps = np.concatenate([np.diff(r.event_ns) / 1e9 for r in recs])
-    assert lv["gap_s"]["n"] == n * (out_tokens - 1)
+    assert lv["itl_s"]["n"] == n * (out_tokens - 1)
     assert lv["ttft_s"]["p50"] == pytest.approx(np.median(ttft), rel=1e-9)
     assert lv["tpot_s"]["n"] == len(tpot)
     assert ("tpot_unseen" in codes(res)) == (len(tpot) < n)  # and the run says so
     assert lv["tpot_s"]["p50"] == pytest.approx(np.median(tpot), rel=1e-9)
     for p, q in (("p50", 50), ("p90", 90), ("p99", 99)):
-        assert lv["gap_s"][p] == pytest.approx(np.percentile(gaps, q), rel=1e-9), p
+        assert lv["itl_s"][p] == pytest.approx(np.percentile(gaps, q), rel=1e-9), p
     # A stamp never precedes its write, so no TTFT is shorter than the script's.
     assert min(ttft) >= script.ttft_s - 1e-6
 
@@ -118,7 +118,7 @@ def test_multi_token_events_split_and_counted(fake_url: str, tmp_path: Path) -> 
     lv = res.summary.to_json()["levels"][0]
     assert lv["multi_token_events"] == 3 * 10
     assert lv["completion_tokens_p50"] == 20
-    assert lv["gap_s"]["n"] == 3 * 18  # first event's second token has no gap of its own
+    assert lv["itl_s"]["n"] == 3 * 18  # first event's second token has no gap of its own
     assert "multi_token_events" in codes(res)
     assert lv["requests_early_stop"] == 0
 
@@ -180,7 +180,7 @@ def test_records_and_summary_written(fake_url: str, tmp_path: Path) -> None:
     assert [lv["concurrency"] for lv in s["levels"]] == [1, 2]
     assert s["server"]["models_answer"]["data"]
     for key in ("p50", "p90", "p95", "p99", "p999", "max", "mean"):
-        assert key in s["levels"][0]["gap_s"]
+        assert key in s["levels"][0]["itl_s"]
     # Unique prompts with exact token counts (the fake counts one token per word).
     assert len({r.prompt_sha1 for r in recs}) == len(recs)
     assert all(r.prompt_tokens == 16 for r in recs)

@@ -19,7 +19,7 @@ def _args(**kw: object) -> argparse.Namespace:
         trace=None,
         trace_window=None,
         quick=True,
-        length_scale=1.0,
+        length_scale=None,
         trace_speed=1.0,
         trace_block_tokens=512,
     )

@@ -47,13 +47,13 @@ KEYS = {
 def _setup_flags(i: dict[str, Any]) -> list[str]:
     """The card's stated inputs as flags, written from its JSON `inputs`, not from the card."""
     return [
-        "--weight-bytes", f"{i['weight_bytes']!r}",
+        "--weight-bytes", f"{i['weight_bytes']!r}B",
         "--params", f"{i['params']!r}",
         "--weight-dtype", i["weight_dtype"],
-        "--kv-bytes-per-token", f"{i['kv_bytes_per_token']!r}",
+        "--kv-bytes-per-token", f"{i['kv_bytes_per_token']!r}B",
         "--bandwidth", f"{i['bandwidth_bytes_per_s']!r}B/s",
         "--flops", f"{i['peak_flops_per_s']!r}FLOPS",
-        "--memory", f"{i['memory_bytes']!r}",
+        "--memory", f"{i['memory_bytes']!r}B",
         "--tp", str(i["tp"]),
     ]  # fmt: skip
 

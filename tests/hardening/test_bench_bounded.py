@@ -18,10 +18,25 @@ pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
 
 def _bench(run_cli: RunCli, url: str, out: Path, *extra: str) -> tuple[int, str, str]:
     return run_cli(
-        "bench", "--url", url, "--model", "endless", "--concurrency", "1,2",
-        "--requests-per-level", "2", "--warmup", "0", "--prompt-tokens", "4",
-        "--no-plots", "--out", str(out), *extra,
-    )  # fmt: skip
+        "bench",
+        "--url",
+        url,
+        "--model",
+        "endless",
+        "--concurrency",
+        "1,2",
+        "--requests-per-level",
+        "2",
+        "--warmup",
+        "0",
+        "--prompt-tokens",
+        "4",
+        "--no-plots",
+        "--out",
+        str(out),
+        "--keep-going",
+        *extra,
+    )  # fmt: skip  (--keep-going: every request of a level fails here, on purpose)
 
 
 def test_endless_stream_cut_past_max_tokens(run_cli: RunCli, fake_url: str, tmp_path: Path) -> None:

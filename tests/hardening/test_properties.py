@@ -186,6 +186,7 @@ VALUES = [
 # or long simulations, so they are driven only down their argument-error paths.
 FULL_RUN = ["floor", "capacity", "cost", "amdahl", "models", "hardware", "report"]
 ARGS_ONLY = ["bench", "demo", "probe", "serve", "simulate", "plan", "drill", "engine-bench"]
+ARGS_ONLY += ["profile"]
 
 
 def _flags(verb: str) -> list[str]:
@@ -251,6 +252,21 @@ def test_long_verbs_refuse_bad_arguments_in_one_line(isolated: Path, argv: list[
     r = run(argv)
     check_promises(argv, r)
     assert r.code == 2
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(invocations(["profile"]))
+def test_profile_refuses_any_arguments_in_one_line_and_writes_nothing(
+    isolated: Path, argv: list[str]
+) -> None:
+    """Past argparse too: no server listens on port 1, so every run ends on a refusal."""
+    argv = [*argv, "--url", "http://127.0.0.1:1/v1"]  # the last --url wins: never a server
+    r = run(argv)
+    check_promises(argv, r)
+    assert r.code == 2
+    assert {p.name for p in isolated.iterdir()} <= {"cache"}, argv  # no folder, no file
 
 
 def test_no_arguments_prints_the_usage() -> None:

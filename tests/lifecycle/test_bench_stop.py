@@ -51,7 +51,8 @@ def test_stop_mid_level_keeps_records_and_writes_summary(
     assert f"inferlab bench: stopped by {signal.Signals(sig).name}" in last and str(out) in last
     s = json.loads(summary.read_text())
     assert s["interrupted"] is True
-    assert any(w["code"] == "interrupted" for w in s["warnings"])
+    stopped = [w["message"] for w in s["warnings"] if w["code"] == "interrupted"]
+    assert stopped == [f"the run stopped early: interrupted by {signal.Signals(sig).name}"]
     kept = [json.loads(ln) for ln in _lines(records)]  # every line is a whole record
     assert all(r["error"] is None for r in kept)  # cancelled in-flight requests are not records
     per_level = {lv["label"]: lv["requests_measured"] + lv["requests_warmup"] for lv in s["levels"]}

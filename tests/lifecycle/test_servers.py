@@ -18,7 +18,7 @@ def _serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     state = {"XDG_STATE_HOME": str(tmp_path / "state")}
-    proc = inferlab("serve", "--parallel", "1", "--ctx-per-slot", "256", cwd=cwd, env=state)
+    proc = inferlab("serve", "--parallel", "1", "--ctx-size", "256", cwd=cwd, env=state)
     assert proc.stdout is not None
     # Flushed once healthy; "" if serve died first (its own start timeout bounds the wait).
     ready = proc.stdout.readline()

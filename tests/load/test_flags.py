@@ -60,19 +60,20 @@ LOADS = [
 
 @pytest.mark.parametrize("load", LOADS)
 def test_bench_and_simulate_read_the_same_requests(load: tuple[str, ...]) -> None:
-    common = (*load, "--requests-per-level", "40", "--seed", "11")
+    # the same flags: bench's quick default output (128) is not simulate's (256), so say it
+    given = load if "--output-tokens" in load else (*load, "--output-tokens", "256")
+    common = (*given, "--requests-per-level", "40", "--seed", "11")
     if "--duration" in load:
-        common = (*load, "--seed", "11")
+        common = (*given, "--seed", "11")
     bench, sim = _workload(*BENCH, *common), _workload(*SIM, *common)
     assert bench.levels == sim.levels and len(bench.levels) == 1
     _same(bench.requests(bench.levels[0]), sim.requests(sim.levels[0]))
 
 
 def test_a_sweep_level_draws_what_a_single_simulated_level_draws() -> None:
-    bench = _workload(*BENCH, "--concurrency", "1,4,16", "--prompt-tokens", "uniform:1:99")
-    sim = _workload(
-        *SIM, "--concurrency", "4", "--prompt-tokens", "uniform:1:99", "--requests-per-level", "64"
-    )
+    load = ("--prompt-tokens", "uniform:1:99", "--output-tokens", "256")
+    bench = _workload(*BENCH, "--concurrency", "1,4,16", *load, "--requests-per-level", "64")
+    sim = _workload(*SIM, "--concurrency", "4", *load, "--requests-per-level", "64")
     _same(bench.requests(bench.levels[1]), sim.requests(sim.levels[0]))
 
 

@@ -75,6 +75,14 @@ def reference(label: str, value: float, records: list[RequestRecord]) -> LevelSu
             1 for r in ok if r.completion_tokens not in (None, r.streamed_tokens)
         ),
         malformed_events=sum(r.malformed_events for r in measured),
+        requests_per_s=len(ok) / window_s if window_s else None,
+        total_tokens_per_s=(
+            sum(r.prompt_tokens_target if r.prompt_tokens is None else r.prompt_tokens for r in ok)
+            + out_tokens
+        )
+        / window_s
+        if window_s
+        else None,
     )
 
 

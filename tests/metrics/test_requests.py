@@ -68,5 +68,5 @@ def test_stalls_counted_against_median_gap() -> None:
     ev = [i * 10 * MS for i in range(20)] + [19 * 10 * MS + 100 * MS]
     s = summarize_level("c=1", "concurrency", 1, [rec(ev, [1] * len(ev), usage=len(ev))]).to_json()
     assert s["stall_count"] == 1
-    assert s["gap_s"]["max"] == pytest.approx(0.100)
+    assert s["itl_s"]["max"] == pytest.approx(0.100)
     assert s["requests_ok"] == 1 and s["requests_early_stop"] == 0

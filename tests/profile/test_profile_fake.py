@@ -18,8 +18,9 @@ import pytest
 from inferlab.jsonio import loads_strict
 from inferlab.profile.fit import fit_profile
 from inferlab.profile.record import load_profile
-from inferlab.testing.fake_steps import StepScript, running_fake_steps
+from inferlab.testing.fake_steps import StepScript
 from tests.clirun import RunCli
+from tests.profile.fakes import running_fake_steps
 
 pytestmark = pytest.mark.slow
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inferlab.commands.report import render_run
 from inferlab.jsonio import write_json
+from inferlab.report.inputs import render_run
 from inferlab.report.predicted import prediction_rows, prediction_table
 from tests.sim.test_predict_block import predicted_run
 

@@ -139,8 +139,8 @@ def test_no_metrics_and_no_scrape(tmp_path: Path, bare_url: str) -> None:
 
 
 def test_report_shows_the_server_beside_the_client(tmp_path: Path, vllm_url: str) -> None:
-    from inferlab.commands.report import render_run
     from inferlab.report.console import sweep_rows
+    from inferlab.report.inputs import render_run
 
     res = bench(vllm_url, tmp_path, (1, 2), n=3, output_tokens=50)
     head, rows = sweep_rows(res.summary)

@@ -234,3 +234,20 @@ def test_engine_bytes_are_per_gpu() -> None:
     two, warns = check_engine_bytes(s, m, 2)
     assert warns == [] and two.comparison is not None
     assert two.comparison.engine_estimated_read_bytes_per_step == pytest.approx(2.8e8)
+
+
+def test_disagreement_needs_more_than_one_stream() -> None:
+    """A c=1 level is one sample of the two clocks: 50 % apart says nothing to act on."""
+    one = summarize_server_level(ramp(), 1)
+    assert one is not None and one.step_window_full_batch
+    assert "client_server_disagree" not in _codes(check_server(level(0.03), one, 1))
+
+
+def test_disagreement_within_the_clients_own_spread_is_noise() -> None:
+    m = summarize_server_level(ramp(), 4)
+    assert m is not None
+    noisy = level(0.03)  # 50 % above the server's 20 ms step, but p90 is 2x p50
+    noisy = dataclasses.replace(noisy, tpot_s=dataclasses.replace(noisy.tpot_s, p90=0.06))
+    assert "client_server_disagree" not in _codes(check_server(noisy, m, 4))
+    tight = dataclasses.replace(noisy, tpot_s=dataclasses.replace(noisy.tpot_s, p90=0.031))
+    assert "client_server_disagree" in _codes(check_server(tight, m, 4))

@@ -131,7 +131,7 @@ def test_plan_calibrate_accepts_an_engine_bench_folder(run_cli: Any, tmp_path: P
     code, out, err = run_cli(
         "plan", "--calibrate", str(d), "--policy", "llama.cpp", "--parallel", "8",
         "--rate", "1/s", "--prompt-tokens", "32", "--output-tokens", "32",
-        "--slo", "ttft_p99=5s,tpot_p99=200ms", "--sim-duration", "20", "--explain",
+        "--slo", "ttft_p99=5s,tpot_p99=200ms", "--sim-duration", "20s", "--explain",
     )  # fmt: skip
     assert code == 0, err
     assert "engine baseline" in out and "decode step ms by batch" in out
@@ -148,7 +148,7 @@ def test_plan_states_the_extrapolation_without_explain(run_cli: Any, tmp_path: P
     code, out, err = run_cli(
         "plan", "--engine-baseline", str(d), "--policy", "llama.cpp", "--parallel", "24",
         "--rate", "1/s", "--prompt-tokens", "32", "--output-tokens", "32",
-        "--slo", "ttft_p99=5s,tpot_p99=300ms", "--sim-duration", "10",
+        "--slo", "ttft_p99=5s,tpot_p99=300ms", "--sim-duration", "10s",
     )  # fmt: skip
     assert code == 0, err
     assert "step time: batches 17..24 are beyond the measured range" in out

@@ -81,7 +81,7 @@ def test_plan_states_its_basis_as_profiled(run_cli: Any, tmp_path: Path) -> None
     d = profile_dir(tmp_path)
     code, out, err = run_cli(
         "plan", "--profile", str(d), "--rate", "5/s", "--slo", "ttft_p99=1s,tpot_p99=100ms",
-        "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20", "--json",
+        "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20s", "--json",
     )  # fmt: skip
     assert code == 0, err
     plan = loads_strict(out)
@@ -92,7 +92,7 @@ def test_plan_states_its_basis_as_profiled(run_cli: Any, tmp_path: Path) -> None
     assert 0 < plan["max_rate_per_replica_per_s"] < 6
     code, out, _ = run_cli(
         "plan", "--profile", str(d), "--rate", "5/s", "--slo", "ttft_p99=1s",
-        "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20",
+        "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20s",
     )  # fmt: skip
     assert code == 0 and "basis: the served engine's step and request costs profiled" in out
 

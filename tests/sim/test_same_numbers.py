@@ -43,7 +43,7 @@ def test_simulate_open_loop(run_json: RunJson) -> None:
 def test_plan(run_json: RunJson) -> None:
     d = run_json(
         "plan", *MODEL, "--rate", "50/s", "--slo", "ttft_p99=500ms,tpot_p99=30ms",
-        "--sim-duration", "10", "--seed", "1", "--search-max-levels", "16",
+        "--sim-duration", "10s", "--seed", "1", "--search-max-levels", "16",
     )  # fmt: skip
     assert d["max_rate_per_replica_per_s"] == 36.0 and d["replicas"] == 2
     rates = [p["rate_per_s"] for p in d["searched"]]

@@ -70,12 +70,12 @@ def test_negative_trace_tokens_name_the_file_and_line(run_cli: RunCli, tmp_path:
     assert code == 2 and f"{trace}:2:" in err and "prompt_tokens" in err  # file, row, column
 
 
-@pytest.mark.parametrize("duration", ["nan", "0", "-1", "inf"])
+@pytest.mark.parametrize("duration", ["nans", "0", "-1s", "infs", "50"])
 def test_plan_sim_duration_is_named(run_cli: RunCli, duration: str) -> None:
     code, _, err = run_cli(
         "plan", *M, "--rate", "5/s", "--slo", "ttft_p99=1s", f"--sim-duration={duration}"
     )
-    assert code == 2 and "--sim-duration must be positive and finite" in err
+    assert code == 2 and "--sim-duration" in err and len(err.strip().splitlines()) == 1, err
     assert "rate" not in err.split("(")[0]
 
 

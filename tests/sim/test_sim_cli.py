@@ -34,7 +34,7 @@ def test_simulate_writes_bench_schema(run_cli: RunCli, tmp_path: Path) -> None:
     assert "injected 8000-token prompt" in out
     s = json.loads((tmp_path / "summary.json").read_text())
     lv = s["levels"][0]
-    for key in ("ttft_s", "tpot_s", "e2e_s", "gap_s", "stall_count", "output_tokens_per_s_total"):
+    for key in ("ttft_s", "tpot_s", "e2e_s", "itl_s", "stall_count", "output_tokens_per_s_total"):
         assert key in lv
     assert lv["requests_ok"] == 31 and s["utilisation"]["rows"]
     code, _, _ = run_cli("report", str(tmp_path))  # simulated runs render like measured ones
@@ -112,7 +112,7 @@ def test_plan_sizes_a_fleet(run_cli: RunCli) -> None:
         "--gpu-hour",
         "3",
         "--sim-duration",
-        "20",
+        "20s",
         "--json",
     )
     assert code == 0, err
@@ -237,7 +237,7 @@ def test_simulate_help_says_one_level(run_cli: RunCli) -> None:
 def test_plan_explain_reads_as_lines(run_cli: RunCli) -> None:
     code, out, _ = run_cli(
         "plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "50/s",
-        "--slo", "ttft_p99=500ms,tpot_p99=30ms", "--sim-duration", "10", "--explain",
+        "--slo", "ttft_p99=500ms,tpot_p99=30ms", "--sim-duration", "10s", "--explain",
     )  # fmt: skip
     assert code == 0
     assert "{" not in out and "None" not in out

@@ -103,7 +103,7 @@ def test_overloaded_rate_is_named_and_long_durations_read(run_cli) -> None:  # t
 
 def test_plan_states_its_basis(run_cli) -> None:  # type: ignore[no-untyped-def]
     argv = ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "5/s",
-            "--slo", "ttft_p99=1s,tpot_p99=50ms", "--sim-duration", "10"]  # fmt: skip
+            "--slo", "ttft_p99=1s,tpot_p99=50ms", "--sim-duration", "10s"]  # fmt: skip
     code, out, err = run_cli(*argv)
     assert code == 0, err
     assert (

@@ -51,3 +51,13 @@ def test_format_carries_units() -> None:
     assert units.fmt_bytes(16.54e9) == "16.54 GB"
     assert units.fmt_time(4.936e-3) == "4.936 ms"
     assert units.fmt_bandwidth(1.383e12) == "1.383 TB/s"
+
+
+def test_a_typed_duration_needs_its_unit() -> None:
+    """'50' could be ms or s: a bare number is refused where a user types a time (0 needs
+    no unit), naming the units; parse_time (files, traces) keeps reading it as seconds."""
+    assert units.parse_duration("50ms") == pytest.approx(0.05)
+    assert units.parse_duration("0") == 0.0
+    with pytest.raises(units.UnitError, match=r"'50' has no unit; .*units: ns, us, ms, s"):
+        units.parse_duration("50")
+    assert units.parse_time("50") == 50.0

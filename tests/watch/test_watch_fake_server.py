@@ -89,7 +89,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     with running_fake_server(ttft=0.02, tpot=TPOT_S, slow_every=0, metrics="vllm") as v1:  # noqa: SIM117
         with steady_load(v1, CLIENTS):
             cmd = [sys.executable, "-m", "inferlab.cli", "watch", "--url", v1,
-                   "--weight-bytes", str(WEIGHT_BYTES), "--kv-bytes-per-token", str(KV_PER_TOKEN),
+                   "--weight-bytes", f"{WEIGHT_BYTES}B", "--kv-bytes-per-token", f"{KV_PER_TOKEN}B",
                    "--bandwidth", f"{BANDWIDTH / 1e9:g}GB/s", "--flops", "10TFLOPS",
                    "--interval", f"{INTERVAL_S}s", "--window", f"{WINDOW_S}s",
                    "--duration", "300s", "--record", str(rec), "--web", "0", "--prometheus", "0",

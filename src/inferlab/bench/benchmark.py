@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import platform
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from inferlab.bench.lag import lag_p99_s
 from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
 from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.progress import Hooks
+from inferlab.bench.prompt_text import LocalCounter, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
@@ -47,14 +50,13 @@ from inferlab.metrics.compare import compare_level
 from inferlab.metrics.decomposition import apply_engine_baseline
 from inferlab.metrics.level import summarize_level
 from inferlab.physics.decode import decode_point
-from inferlab.physics.floor import Floor
+from inferlab.physics.floor import Floor, floor_block
 from inferlab.records import RecordWriter
 from inferlab.slo.grammar import Slo
 from inferlab.slo.search import MaxLoadSearch
 from inferlab.summary import (
     SCHEMA_VERSION,
     ClientStats,
-    FloorBlock,
     LevelSummary,
     RunSummary,
     RunWarning,
@@ -95,6 +97,13 @@ class BenchConfig:
     search: MaxLoadSearch | None = None  # --find-max-load: it picks the levels instead
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # a longer SSE event fails its request
     floor_note: str | None = None  # how bench found the floor itself, or which flag gives MBU
+    # A level whose every measured request failed ends the sweep there (bench --keep-going:
+    # go on to the next level anyway).
+    keep_going: bool = False
+    prompt_corpus: tuple[str, ...] = field(default=(), repr=False)  # --prompts FILE's words
+    tokenizer: LocalCounter | None = None  # --tokenizer FILE: counts where /tokenize is missing
+    extra_body_json: str = ""  # --extra-body: merged into every request body
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # --header K:V
     # The load (load/): lengths, arrivals, traces, prefixes. None: fixed lengths from the
     # fields above (prompt_tokens, output_tokens, requests_per_level, warmup, seed, levels).
     load: Workload | None = None
@@ -123,23 +132,6 @@ def fixed_workload(cfg: BenchConfig) -> Workload:
         requests_per_level=cfg.requests_per_level,
         seed=cfg.seed,
         warmup=cfg.warmup,
-    )
-
-
-def floor_block(floor: Floor | None) -> FloorBlock | None:
-    if floor is None:
-        return None
-    c, hw = floor.cost, floor.hardware
-    return FloorBlock(
-        model=c.name,
-        model_source=c.source,
-        weight_bytes_resident=c.weight_bytes_resident,
-        weight_bytes_per_step=c.weight_bytes_per_step(1),
-        kv_bytes_per_token=c.kv_bytes_per_token,
-        hardware=hw.name,
-        hardware_source=hw.source,
-        bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-        peak_flops_per_s=hw.peak_flops(c.compute_dtype),
     )
 
 
@@ -214,6 +206,8 @@ def _workload(cfg: BenchConfig) -> WorkloadBlock:
             "api": cfg.api,
             "warmup_per_level": cfg.warmup,
             "force_length": cfg.force_length,
+            "extra_body": json.loads(cfg.extra_body_json) if cfg.extra_body_json else None,
+            "headers": sorted(k for k, _ in cfg.headers) or None,  # names only: values may be keys
             "stall_factor": cfg.stall_factor,
             "seed": cfg.seed,
             "request_timeout_s": request_timeout_s(cfg),
@@ -243,7 +237,7 @@ def build_summary(state: RunState) -> RunSummary:
             models_answer=info.models_answer if info else None,
         ),
         workload=_workload(cfg),
-        floor=floor_block(cfg.floor),
+        floor=floor_block(f.cost, f.hardware) if (f := cfg.floor) else None,
         client_host={
             "python": sys.version.split()[0],
             "aiohttp": aiohttp.__version__,
@@ -318,13 +312,14 @@ async def _run_one_level(
     cfg = state.cfg
     w = cfg.workload
     reqs, warm = w.requests(level), w.warmup_requests(level)
-    target = Target(ctx.session, ctx.root_url, state.model)
+    words = TextSource(cfg.prompt_corpus, cfg.tokenizer)
+    target = Target(ctx.session, ctx.root_url, state.model, words)
     prompts = await make_level_prompts(target, level, warm, reqs, cfg.seed * 1_000_003 + next_id)
     said = any(w.code == "no_tokenizer" for w in state.warnings)
     if not any(p.tokens is not None for p in prompts) and not said:
         state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
     n = len(prompts)
-    hooks.level_start(level, n)
+    hooks.level_start(level, len(reqs), len(warm))
     run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio)
     state.runs.append(run)
     if state.sampler is not None:
@@ -342,14 +337,26 @@ async def _run_one_level(
 async def preflight(
     session: aiohttp.ClientSession, cfg: BenchConfig, info: ServerInfo, endpoint: Endpoint
 ) -> None:
-    """Before anything is written: the chat API for --turns, every request within the
-    server's context (where it states it)."""
-    from inferlab.bench.server_limits import check_chat, context_tokens
+    """Before anything is written, and before any request: every request within the
+    server's context (where it states it); then the chat API for --turns, and one request
+    that must answer with an OpenAI stream (--api chat: it also gives the template's tokens)."""
+    from inferlab.bench.server_limits import check_chat, check_stream
 
     w = cfg.workload
+    await _check_context(session, w, info, endpoint.model)
     if w.conversation is not None:
         await check_chat(session, endpoint)
-    found = await context_tokens(session, info, endpoint.model)
+    first = await check_stream(session, endpoint)
+    if endpoint.api == "chat" and w.conversation is None and first.prompt_tokens is not None:
+        await _template_tokens(session, cfg, info, endpoint, first.prompt_tokens)
+
+
+async def _check_context(
+    session: aiohttp.ClientSession, w: Workload, info: ServerInfo, model: str
+) -> None:
+    from inferlab.bench.server_limits import context_tokens
+
+    found = await context_tokens(session, info, model)
     if found is None:
         return
     n_ctx, source = found
@@ -360,6 +367,24 @@ async def preflight(
         return
     for level in w.levels:
         check_context_fits(w.requests(level), n_ctx, level.label, source)
+
+
+async def _template_tokens(
+    session: aiohttp.ClientSession,
+    cfg: BenchConfig,
+    info: ServerInfo,
+    endpoint: Endpoint,
+    templated: int,
+) -> None:
+    """--api chat: the tokens the server's chat template adds to each message (the first
+    request's usage.prompt_tokens less its message's /tokenize count), so that prompt
+    lengths are checked after the template, not against the bare message."""
+    from inferlab.bench.prompt_text import count_tokens
+    from inferlab.bench.server_limits import PROBE_TEXT
+
+    bare = await count_tokens(session, info.root_url, endpoint.model, PROBE_TEXT, cfg.tokenizer)
+    if bare is not None and templated >= bare:
+        cfg.extra.setdefault("prompt_template_tokens", templated - bare)
 
 
 def check_context_fits(reqs: Requests, n_ctx: int, label: str, source: str) -> None:
@@ -374,6 +399,34 @@ def check_context_fits(reqs: Requests, n_ctx: int, label: str, source: str) -> N
         )
 
 
+def stop_reason(e: BaseException) -> str:
+    """What stopped a run, in words: a signal by its name (the event loop turns SIGINT,
+    and SIGTERM/SIGHUP forwarded to it, into a bare CancelledError), else the error."""
+    if isinstance(e, asyncio.CancelledError | KeyboardInterrupt):
+        from inferlab import signals
+
+        name = signal.Signals(signals.received()).name
+        return f"interrupted by {name}" + (" (Ctrl-C)" if name == "SIGINT" else "")
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
+def all_failed(level: LevelSummary) -> bool:
+    """Every measured request of the level failed (a level of none is not 'all failed')."""
+    return level.requests_measured > 0 and level.requests_ok == 0
+
+
+def all_failed_warning(level: LevelSummary) -> RunWarning:
+    first = level.errors[0] if level.errors else "no error recorded"
+    return warning(
+        "all_failed",
+        level.label,
+        "error",
+        f"every request of {level.label} failed ({level.requests_failed} of "
+        f"{level.requests_measured}; first: {first[:200]}); the sweep stopped there "
+        "(--keep-going to go on)",
+    )
+
+
 def _endpoint(cfg: BenchConfig, info: ServerInfo, model: str) -> Endpoint:
     return Endpoint(
         info.base_url,
@@ -385,6 +438,8 @@ def _endpoint(cfg: BenchConfig, info: ServerInfo, model: str) -> Endpoint:
         request_timeout_s(cfg),
         max_event_bytes=cfg.max_event_bytes,
         cache_prompt=cfg.workload.shares_prefix,  # the prefix cache only where prompts share
+        extra_body_json=cfg.extra_body_json,
+        extra_headers=cfg.headers,
     )
 
 
@@ -402,7 +457,8 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     async with aiohttp.ClientSession(
         connector=make_connector(limit), read_bufsize=1 << 20
     ) as session:
-        headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+        auth = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+        headers = auth | dict(cfg.headers)
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
         endpoint = _endpoint(cfg, info, state.model)
@@ -430,9 +486,12 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
                 summary = build_summary(state)
                 write_summary(summary_path, summary)
                 hooks.level_end(level, summary.levels[-1])
+                if all_failed(summary.levels[-1]) and not cfg.keep_going:
+                    state.warnings.append(all_failed_warning(summary.levels[-1]))
+                    break
         except BaseException as e:  # Ctrl-C, a crashed server, anything: keep what finished
             state.interrupted = True
-            msg = f"the run stopped early: {type(e).__name__}: {e}"
+            msg = f"the run stopped early: {stop_reason(e)}"
             state.warnings.append(warning("interrupted", "run", "error", msg))
             raise
         finally:

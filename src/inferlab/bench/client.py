@@ -54,6 +54,10 @@ class Endpoint:
     # llama.cpp's prefix cache: off for unique prompts (the floor comparison), on for a
     # workload that shares prompt text on purpose (prefix groups, trace hash blocks).
     cache_prompt: bool = False
+    # bench --extra-body JSON (merged into every request body) and --header K:V (sent with
+    # every request); both stated by the user and kept in the summary, except header values.
+    extra_body_json: str = ""
+    extra_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @property
     def url(self) -> str:
@@ -61,7 +65,8 @@ class Endpoint:
         return f"{self.base_url.rstrip('/')}/{path}"
 
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        auth = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        return auth | dict(self.extra_headers)
 
     def body(
         self, prompt: str, max_tokens: int, history: Sequence[dict[str, str]] = ()
@@ -82,6 +87,8 @@ class Endpoint:
             b["min_tokens"] = max_tokens  # vLLM
         if self.server_kind == "llamacpp":
             b["cache_prompt"] = self.cache_prompt  # reuse a slot's cached prefix only if shared
+        if self.extra_body_json:
+            b.update(json.loads(self.extra_body_json))
         return b
 
 

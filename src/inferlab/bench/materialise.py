@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from inferlab.bench.prompt_text import Prompt, make_block, make_prompt
+from inferlab.bench.prompt_text import Prompt, TextSource, make_block, make_prompt
 from inferlab.load.spec import Level, Requests, RequestSpec
 
 PARALLEL = 8  # /tokenize calls in flight while prompts are made
@@ -31,6 +31,7 @@ class Target:
     session: aiohttp.ClientSession
     root_url: str
     model: str
+    source: TextSource = TextSource()  # --prompts FILE's words, --tokenizer FILE's counts
 
 
 def mean_gap_s(level: Level, reqs: Requests) -> float:
@@ -61,7 +62,9 @@ async def _blocks(target: Target, specs: list[RequestSpec]) -> dict[int, str]:
 
     async def one(key: int, tokens: int) -> tuple[int, str]:
         async with sem:
-            return key, await make_block(target.session, target.root_url, target.model, tokens, key)
+            return key, await make_block(
+                target.session, target.root_url, target.model, tokens, key, target.source.local
+            )
 
     return dict(await asyncio.gather(*(one(k, n) for k, n in sizes.items())))
 
@@ -85,7 +88,13 @@ async def make_level_prompts(
         own = s.message_tokens or s.prompt_tokens  # a turn's text is its new message
         async with sem:
             p = await make_prompt(
-                target.session, target.root_url, target.model, own, seed + i, shared
+                target.session,
+                target.root_url,
+                target.model,
+                own,
+                seed + i,
+                shared,
+                target.source,
             )
         return Prompt(
             p.text,

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import aiohttp
 
@@ -62,14 +64,46 @@ def prompt_sha1(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def _words(rng: random.Random, n: int) -> list[str]:
-    return [rng.choice(_WORDS) for _ in range(n)]
+def _words(rng: random.Random, n: int, corpus: Sequence[str] = ()) -> list[str]:
+    """n words: common English words at random, or a run of a corpus (--prompts FILE) from a
+    random place in it, wrapping round: real text, read in order."""
+    if not corpus:
+        return [rng.choice(_WORDS) for _ in range(n)]
+    start = rng.randrange(len(corpus))
+    return [corpus[(start + i) % len(corpus)] for i in range(n)]
+
+
+class LocalCounter(Protocol):
+    """Counts tokens without the server (specs/vocab_bpe.py: the model's own vocabulary)."""
+
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TextSource:
+    """Where a prompt's words come from (--prompts FILE's, else common words) and what
+    counts them where the server has no /tokenize (--tokenizer FILE)."""
+
+    corpus: tuple[str, ...] = ()
+    local: LocalCounter | None = None
 
 
 async def count_tokens(
+    session: aiohttp.ClientSession,
+    root_url: str,
+    model: str,
+    text: str,
+    local: LocalCounter | None = None,
+) -> int | None:
+    """Token count from /tokenize (llama.cpp: content, vLLM: prompt), else from `local`
+    (bench --tokenizer); None when neither can say."""
+    n = await _server_count(session, root_url, model, text)
+    return local.count(text) if n is None and local is not None else n
+
+
+async def _server_count(
     session: aiohttp.ClientSession, root_url: str, model: str, text: str
 ) -> int | None:
-    """Token count from /tokenize (llama.cpp: content, vLLM: prompt); None if unsupported."""
     try:
         async with session.post(
             f"{root_url}/tokenize", json={"content": text, "prompt": text, "model": model}
@@ -100,19 +134,22 @@ async def make_prompt(
     target: int,
     seed: int,
     shared: str = "",
+    source: TextSource = TextSource(),
 ) -> Prompt:
     """Words until /tokenize says `target` tokens; the first words differ per seed.
 
     `shared` (text shared with other requests, e.g. a system prompt) opens the prompt
     unchanged; only the unique rest after it is adjusted to make the count exact.
+    `source`: the words' text (--prompts FILE) and a local counter (--tokenizer FILE).
     """
+    corpus, local = source.corpus, source.local
     rng = random.Random(seed)
     fixed = shared + " " if shared else ""
     shared_n = len(shared.split())
     head = _unique_head(seed)
-    words = head + _words(rng, max(target - shared_n - len(head), 0))
+    words = head + _words(rng, max(target - shared_n - len(head), 0), corpus)
     words = words[: max(target - shared_n, 1)]
-    n = await count_tokens(session, root_url, model, fixed + " ".join(words))
+    n = await count_tokens(session, root_url, model, fixed + " ".join(words), local)
     if n is None:
         return Prompt(fixed + " ".join(words), None)
     for _ in range(12):
@@ -121,21 +158,26 @@ async def make_prompt(
         if n > target:
             words = words[: max(1, len(words) - max(1, (n - target) // 2))]
         else:
-            words += _words(rng, max(1, (target - n) // 2))
-        n = await count_tokens(session, root_url, model, fixed + " ".join(words))
+            words += _words(rng, max(1, (target - n) // 2), corpus)
+        n = await count_tokens(session, root_url, model, fixed + " ".join(words), local)
         if n is None:
             break
     return Prompt(fixed + " ".join(words), n)
 
 
 async def make_block(
-    session: aiohttp.ClientSession, root_url: str, model: str, tokens: int, key: int
+    session: aiohttp.ClientSession,
+    root_url: str,
+    model: str,
+    tokens: int,
+    key: int,
+    local: LocalCounter | None = None,
 ) -> str:
     """The shared text of one block (a prefix group or a trace hash id): `tokens` tokens
     where /tokenize answers, the same words for the same key wherever it is asked."""
     rng = random.Random(f"block-{key}")
     words = ["system", *(rng.choice(_WORDS) for _ in range(max(tokens - 1, 0)))][: max(tokens, 1)]
-    n = await count_tokens(session, root_url, model, " ".join(words))
+    n = await count_tokens(session, root_url, model, " ".join(words), local)
     for _ in range(12):
         if n is None or n == tokens:
             break
@@ -143,5 +185,5 @@ async def make_block(
             words = words[: max(1, len(words) - max(1, (n - tokens) // 2))]
         else:
             words += [rng.choice(_WORDS) for _ in range(max(1, (tokens - n) // 2))]
-        n = await count_tokens(session, root_url, model, " ".join(words))
+        n = await count_tokens(session, root_url, model, " ".join(words), local)
     return " ".join(words)

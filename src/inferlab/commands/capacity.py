@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from inferlab.commands.common import (
-    BYTES,
-    POSITIVE_INT,
-    add_hardware,
-    add_model,
-    add_output,
-    emit,
-    resolve_cost,
-    table,
-)
+from inferlab.argtypes import BYTES, POSITIVE_INT
+from inferlab.commands.common import add_hardware, add_model, add_output, emit, resolve_cost, table
 from inferlab.errors import InferlabError
 from inferlab.physics.capacity import capacity
 from inferlab.specs.stated import hardware_from
@@ -25,7 +17,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_model(p)
     add_hardware(p)
     p.add_argument("--context", type=POSITIVE_INT, required=True, help="tokens per sequence")
-    p.add_argument("--reserve", type=BYTES, default=0.0, help="memory kept back (activations...)")
+    p.add_argument(
+        "--reserve",
+        type=BYTES,
+        default=0.0,
+        help="memory kept back for activations and the runtime (0)",
+    )
     add_output(p)
     p.set_defaults(run=run)
 

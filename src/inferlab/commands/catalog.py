@@ -14,8 +14,8 @@ from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_count
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("models", help="list model presets with parameters, bytes and sources")
-    p.add_argument("--weight-dtype", default="bf16")
-    p.add_argument("--kv-dtype", default="bf16")
+    p.add_argument("--weight-dtype", default="bf16", help="weights' dtype for the sizes (bf16)")
+    p.add_argument("--kv-dtype", default="bf16", help="KV cache dtype (bf16)")
     add_output(p)
     p.set_defaults(run=run_models)
     h = sub.add_parser("hardware", help="list hardware with bandwidth, FLOPS, memory and sources")

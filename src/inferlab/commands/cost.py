@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from inferlab.commands.common import POSITIVE, POSITIVE_INT, add_output, emit, table
+from inferlab.argtypes import POSITIVE, POSITIVE_INT
+from inferlab.commands.common import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.price import price_per_million
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from inferlab import signals
-from inferlab.commands.bench import add_bench_args, default_out
+from inferlab.commands.bench import default_out
 from inferlab.commands.common import whole
 from inferlab.commands.demo_predict import add_slo_flags, demo_slo
 from inferlab.commands.demo_trace import (
@@ -44,10 +44,54 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--no-engine-bench", action="store_true", help="skip the engine-alone measurement"
     )
-    add_bench_args(p)
+    add_demo_sweep_args(p)
     add_trace_flags(p)
     add_slo_flags(p)
-    p.set_defaults(run=run, requests_per_level=None, output_tokens=None)
+    p.set_defaults(run=run)
+
+
+def add_demo_sweep_args(p: argparse.ArgumentParser) -> None:
+    """The sweep's flags the demo reads, with the demo's own defaults (bench has more)."""
+    from inferlab.commands.bench_args import add_honesty_args, add_run_folder_args
+    from inferlab.commands.common import TIME, int_list
+
+    g = p.add_argument_group("the sweep (fixed lengths, closed loop)")
+    g.add_argument(
+        "--concurrency",
+        metavar="LIST",
+        type=int_list,
+        help="levels, streams (1,2,4,8,16; 1,2,4 with --quick)",
+    )
+    g.add_argument(
+        "--requests-per-level",
+        metavar="N",
+        type=whole(1, 10**6),
+        help="measured requests per level (16; 4 with --quick)",
+    )
+    g.add_argument(
+        "--prompt-tokens", metavar="N", type=whole(1, 10**6), default=32, help="prompt (32)"
+    )
+    g.add_argument(
+        "--output-tokens",
+        metavar="N",
+        type=whole(2, 10**6),
+        help="forced output tokens (128; 32 with --quick)",
+    )
+    g.add_argument(
+        "--warmup",
+        metavar="N",
+        type=whole(0, 10**6),
+        help="warm-up requests per level, not counted (one per stream)",
+    )
+    g.add_argument("--seed", metavar="N", type=whole(0), default=0, help="prompts' seed (0)")
+    g.add_argument(
+        "--request-timeout",
+        type=TIME,
+        help="end a request still running after this long (60s + 1s per output token)",
+    )
+    add_honesty_args(g)
+    add_run_folder_args(p)
+    p.add_argument("--wide", action="store_true", help="every column in the sweep table")
 
 
 # The engine-alone measurement's budget: the demo stays within a few minutes.
@@ -63,8 +107,8 @@ class _WatchServer(ProgressHooks):
         self.watch = watch  # inferlab watch beside the sweep: its live numbers on the bar
         self.label = ""
 
-    def level_start(self, level: Any, total: int) -> None:
-        super().level_start(level, total)
+    def level_start(self, level: Any, measured: int, warmup: int = 0) -> None:
+        super().level_start(level, measured, warmup)
         self.label = f"{level.label:>10}"
 
     def request_done(self, rec: Any) -> None:
@@ -120,8 +164,10 @@ def _probe(quick: bool) -> Any:
     return pr
 
 
-def _floor(gguf: Path) -> Any:
-    """Step 2: the floor for the served GGUF's real tensor bytes on this machine."""
+def _floor(gguf: Path, prompt_tokens: int, output_tokens: int) -> Any:
+    """Step 2: the floor for the served GGUF's real tensor bytes on this machine, at one
+    stream and the sweep's mean context: the figure the c=1 row and the reading state."""
+    from inferlab.metrics.compare import compare_at
     from inferlab.physics.floor import Floor
     from inferlab.specs.cost import derive_cost
     from inferlab.specs.hardware import get_hardware
@@ -130,10 +176,13 @@ def _floor(gguf: Path) -> Any:
 
     hw = get_hardware("this-machine")
     cost = derive_cost(resolve_model(str(gguf)))
-    step = cost.weight_bytes_per_step(1) / hw.bandwidth_bytes_per_s
+    context = int(prompt_tokens + output_tokens / 2)  # as metrics.compare.compare_level
+    at = compare_at(cost, hw, 1, context, None)
+    step = at.predicted_step_time_s
     print(
-        f"2/4 floor: {gguf.name}: {fmt_bytes(cost.weight_bytes_per_step(1))} of real tensor "
-        f"bytes per step / {fmt_bandwidth(hw.bandwidth_bytes_per_s)} = {step * 1e3:.2f} ms "
+        f"2/4 floor: {gguf.name}: {fmt_bytes(at.bytes_per_step)} of real tensor and KV "
+        f"bytes per step (one stream, {context} tokens of context) / "
+        f"{fmt_bandwidth(hw.bandwidth_bytes_per_s)} = {step * 1e3:.2f} ms "
         f"(<= {1 / step:.0f} tok/s per user)",
         flush=True,
     )
@@ -322,11 +371,6 @@ def _profile_step(cfg: Any, url: str, out: Path, threads: int, opts: Any) -> Any
 def run(args: argparse.Namespace) -> int:
     from inferlab.commands.bench import check_sizes
 
-    if args.rate or args.turns or args.prefix_groups:
-        raise InferlabError(
-            "the demo sweeps concurrency and replays a trace; use `inferlab bench` for "
-            "--rate, --turns or --prefix-groups"
-        )
     if args.gguf is not None and not args.gguf.is_file():
         raise InferlabError(f"--gguf {args.gguf}: no such file")
     args.prompt_tokens = _fixed(args.prompt_tokens, "--prompt-tokens")
@@ -348,7 +392,7 @@ def _demo_in(args: argparse.Namespace) -> int:
     cores = os.cpu_count() or 1
     pr = _probe(args.quick)
     gguf = args.gguf or smollm2_gguf_path()
-    floor = _floor(gguf)
+    floor = _floor(gguf, args.prompt_tokens, out_tokens)
     threads = args.threads or max(1, cores - 1)
     engine, facts = engine_alone(args, gguf, threads, levels, out_tokens, args.out)
     result = _serve_and_sweep(args, gguf, floor, _extra(pr, threads, cores) | facts, engine)

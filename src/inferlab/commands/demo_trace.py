@@ -27,8 +27,37 @@ DEMO_LENGTH_SCALE = 0.05
 
 
 def add_trace_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    """The replay's flags, with the demo's own defaults."""
+    from inferlab.commands.common import real, whole
+    from inferlab.load.flags import DEFAULT_BLOCK_TOKENS
+
+    t = p.add_argument_group("the replay of real traffic (last level)")
+    t.add_argument(
         "--no-trace", action="store_true", help="skip the replay of real traffic (azure-conv)"
+    )
+    t.add_argument("--trace", metavar="FILE|NAME", help="the trace (azure-conv)")
+    t.add_argument(
+        "--trace-window", metavar="START:END", help="seconds of trace time (0:30; 0:10 quick)"
+    )
+    t.add_argument(
+        "--trace-speed",
+        metavar="X",
+        type=real(0.0, 1e6, above=True),
+        default=1.0,
+        help="replay X times faster (1)",
+    )
+    t.add_argument(
+        "--length-scale",
+        metavar="F",
+        type=real(0.0, 1e6, above=True),
+        help=f"multiply every trace length ({DEMO_LENGTH_SCALE} for azure-conv, else 1)",
+    )
+    t.add_argument(
+        "--trace-block-tokens",
+        metavar="N",
+        type=whole(1, 10**6),
+        default=DEFAULT_BLOCK_TOKENS,
+        help=f"tokens per trace hash block ({DEFAULT_BLOCK_TOKENS})",
     )
 
 
@@ -41,7 +70,9 @@ def demo_trace(args: argparse.Namespace) -> TraceLoad | None:
 
     name = args.trace or DEMO_TRACE
     window = args.trace_window or (DEMO_WINDOW_QUICK if args.quick else DEMO_WINDOW)
-    scale = args.length_scale if args.length_scale != 1.0 or args.trace else DEMO_LENGTH_SCALE
+    scale = args.length_scale
+    if scale is None:
+        scale = 1.0 if args.trace else DEMO_LENGTH_SCALE
     shaped = shape_trace(
         read_trace(name), parse_window(window), args.trace_speed, scale, args.trace_block_tokens
     )

@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--kind", help="one kind or a comma list, e.g. mbu,batching (all)")
     p.add_argument("--kinds", action="store_true", help="list the kind names, one a line")
     p.add_argument("--seed", type=int, help="the same seed gives the same card(s)")
-    p.add_argument("--lang", default="en", help="en (default) or vi (the deck's language)")
+    p.add_argument("--lang", default="en", help="the cards' language: en or vi (en)")
     p.add_argument("--answer", help="grade this answer to --kind K --seed S and exit")
     p.add_argument("--stats", action="store_true", help="what you get wrong most, per kind")
     p.add_argument(
@@ -73,6 +73,7 @@ def _one_card(args: argparse.Namespace, kinds: list[str]) -> int:
     from inferlab.drill import grading, strings
     from inferlab.drill.kinds import make_card
     from inferlab.drill.numbers import quantity
+    from inferlab.drill.text import grade_lines
     from inferlab.jsonio import dumps
 
     if len(kinds) != 1:
@@ -90,17 +91,13 @@ def _one_card(args: argparse.Namespace, kinds: list[str]) -> int:
     if args.json:
         print(dumps(g))
         return 0
-    given, expected = (quantity(q.value, q.unit) for q in (g.given, g.expected))
-    grade_word = strings.say(args.lang, f"ui.{g.grade}")
-    print(strings.say(args.lang, "ui.one", grade=grade_word, given=given, expected=expected))
-    if g.mistake:
-        print(strings.mistake(card, g.mistake, args.lang))
-    print(strings.derivation(card, args.lang))
+    print("\n".join(grade_lines(card, g, args.lang)))
     return 0
 
 
 def _stats(args: argparse.Namespace, kinds: list[str]) -> int:
     from inferlab.drill import history
+    from inferlab.drill.text import stats_lines
     from inferlab.jsonio import dumps
 
     path = history.history_path(args.history)
@@ -108,15 +105,7 @@ def _stats(args: argparse.Namespace, kinds: list[str]) -> int:
     if args.json:
         print(dumps({"history": str(path), "kinds": rows}))
         return 0
-    print(
-        f"{'kind':<10} {'asked':>5} {'right':>5} {'close':>5} {'wrong':>5} {'box':>3}  top mistake"
-    )
-    for r in rows:
-        print(
-            f"{r.kind:<10} {r.asked:>5} {r.right:>5} {r.close:>5} {r.wrong:>5} {r.box:>3}  "
-            f"{r.top_mistake or '-'}"
-        )
-    print("box: 0 = wrong last time ... 4 = mastered; low boxes come back more often")
+    print("\n".join(stats_lines(rows)))
     print(f"history: {path}")
     return 0
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from inferlab.commands.common import TIME, int_list
+from inferlab.argtypes import TIME, int_list
 from inferlab.errors import InferlabError
+from inferlab.runfolder import result_folder
 
 QUICK_MAX_BATCH = 4
 QUICK_OUTPUT_TOKENS = 32
@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--gguf", type=Path, help="the model file (the bundled SmolLM2 if omitted)")
     p.add_argument("--threads", type=int, help="threads, as the server's (all cores but one)")
-    p.add_argument("--batch", type=int_list, default=[1, 2, 4, 8, 16], help="1,2,4,8,16")
+    p.add_argument("--batch", type=int_list, default=[1, 2, 4, 8, 16], help="batches (1,2,4,8,16)")
     p.add_argument("--prompt", type=int, default=32, help="prompt tokens per sequence (32)")
     p.add_argument("--output", type=int, default=128, help="generated tokens per sequence (128)")
     p.add_argument("--ctx-per-slot", type=int, help="KV cells per sequence (prompt+output+64)")
@@ -91,26 +91,13 @@ def _context_prompts(given: list[int] | None) -> tuple[int, ...] | None:
     return tuple(given)
 
 
-def out_folder(args: argparse.Namespace) -> Path:
-    from inferlab.engines.llama_bench import RESULT_NAME
-
-    out: Path = args.out or Path("results") / time.strftime("engine-%Y%m%d-%H%M%S")
-    if out.exists() and not out.is_dir():
-        raise InferlabError(f"--out {out} is a file; give a folder (it is created if missing)")
-    if (out / RESULT_NAME).exists() and not args.overwrite:
-        raise InferlabError(
-            f"--out {out} already holds {RESULT_NAME}; add --overwrite or choose another folder"
-        )
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     from inferlab.console import engine_text
     from inferlab.engines.llama_bench import RESULT_NAME, batched_command, run_engine_bench
     from inferlab.jsonio import dumps, write_json
 
     cfg = config_from(args)
-    out = out_folder(args)
+    out = result_folder(args.out, "engine", RESULT_NAME, args.overwrite)
     say = sys.stderr if args.json else sys.stdout
     print(f"engine alone: {' '.join(batched_command(cfg)[1:])} (+ llama-bench)", file=say)
     eb = run_engine_bench(cfg)

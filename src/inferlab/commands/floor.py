@@ -6,13 +6,8 @@ import argparse
 import math
 from typing import Any
 
+from inferlab.argtypes import FRACTION, NONNEG, NONNEG_INT, POSITIVE, POSITIVE_INT, TIME
 from inferlab.commands.common import (
-    FRACTION,
-    NONNEG,
-    NONNEG_INT,
-    POSITIVE,
-    POSITIVE_INT,
-    TIME,
     add_hardware,
     add_model,
     add_output,

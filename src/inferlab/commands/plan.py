@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from inferlab.commands.common import RATE
+from inferlab.argtypes import RATE, TIME
 from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
 from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
 from inferlab.slo.search import DEFAULT_MAX_LEVELS
@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--gpu-hour", type=float, help="$ per GPU-hour, for the price")
     p.add_argument(
-        "--sim-duration", type=float, default=60.0, help="seconds simulated per rate (60)"
+        "--sim-duration", type=TIME, default=60.0, help="time simulated per rate, e.g. 60s (60s)"
     )
     p.add_argument(
         "--json", action="store_true", help="print the plan as JSON (only) on stdout (off)"
@@ -58,7 +58,7 @@ def config_from(args: argparse.Namespace) -> tuple[StepChoice, SimConfig]:
 
     slo = parse_slo(args.slo, args.min_attainment)
     at_least(args.search_max_levels, 1, "--search-max-levels", 64)
-    duration = positive_finite(args.sim_duration, "--sim-duration", "60 (seconds per rate)")
+    duration = positive_finite(args.sim_duration, "--sim-duration", "60s (time simulated per rate)")
     positive_finite(args.rate, "--rate", "50/s")
     if args.gpu_hour is not None:
         positive_finite(args.gpu_hour, "--gpu-hour", "3 ($ per GPU-hour)")

@@ -6,7 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from inferlab.commands.common import BYTES, add_output, emit, table, whole
+from inferlab.argtypes import BYTES, whole
+from inferlab.commands.common import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_flops
 
@@ -14,7 +15,9 @@ from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_flops
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("probe", help="measure this machine's memory bandwidth and FLOPS")
     p.add_argument("--array-bytes", type=BYTES, default=float(1 << 30), help="per array (1GiB)")
-    p.add_argument("--repeats", type=whole(1, 1000), default=10)
+    p.add_argument(
+        "--repeats", type=whole(1, 1000), default=10, help="passes; the best is kept (10)"
+    )
     p.add_argument("--no-gpu", action="store_true", help="skip the torch GPU probe")
     add_output(p)
     p.set_defaults(run=run)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-from inferlab.commands.common import whole
-from inferlab.errors import InferlabError
+from inferlab.argtypes import whole
+from inferlab.runfolder import result_folder
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,23 +27,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "batch up to the slots, more prompt lengths, longer contexts (1)",
     )
     p.add_argument("--threads", type=whole(1, 4096), help="the server's threads (recorded)")
-    p.add_argument("--model", help="the served model to profile (the first one if omitted)")
+    p.add_argument("--served-model", help="the served model to profile (the first one if omitted)")
+    p.add_argument("--model", dest="served_model", help=argparse.SUPPRESS)  # the old name
     p.add_argument("--overwrite", action="store_true", help="replace DIR/profile.json")
     p.add_argument("--json", action="store_true", help="print the profile and fit as JSON")
     p.set_defaults(run=run)
-
-
-def out_folder(args: argparse.Namespace) -> Path:
-    from inferlab.profile.record import PROFILE_NAME
-
-    out: Path = args.out or Path("results") / time.strftime("profile-%Y%m%d-%H%M%S")
-    if out.exists() and not out.is_dir():
-        raise InferlabError(f"--out {out} is a file; give a folder (it is created if missing)")
-    if (out / PROFILE_NAME).exists() and not args.overwrite:
-        raise InferlabError(
-            f"--out {out} already holds {PROFILE_NAME}; add --overwrite or choose another folder"
-        )
-    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,13 +45,13 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.profile.text import fit_lines, identity_line
 
     checked_root(args.url)
-    out = out_folder(args)
+    out = result_folder(args.out, "profile", PROFILE_NAME, args.overwrite)
     say = sys.stderr if args.json else sys.stdout
     cfg = ProfileConfig(
         url=api_base(args.url),
         budget=args.budget,
         threads=args.threads,
-        model=args.model,
+        model=args.served_model,
         api_key=os.environ.get("OPENAI_API_KEY"),
         progress=lambda line: print(line, file=say, flush=True),
     )

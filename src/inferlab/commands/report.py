@@ -1,116 +1,128 @@
-"""`inferlab report DIR [DIR ...]`: re-render plots and report.html from saved records.
+"""`inferlab report RUN [RUN ...]`: re-render a run folder's plots and report.html from its
+saved records, or read another tool's result file (vLLM, AIPerf, guidellm, SGLang,
+llama.cpp; told by content, inferlab.peers) and judge it against the floor and an SLO.
 
-With two runs (`inferlab report A B`), also the two side by side, level by level, with
-the difference (console table and compare.html beside compare.png)."""
+With two runs (`inferlab report A B`, either side a folder or a file), also the two side by
+side, level by level, with the difference (console table, compare.html and compare.png in
+--out, else beside the runs). `--json` prints the summary (or summaries) and nothing else."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from inferlab.argtypes import real
+from inferlab.commands.common import add_hardware, add_model
+from inferlab.console.report_view import compare_all, show_peer, show_run
+
+# the demo reads these from here until its steps move out of commands/
+from inferlab.console.report_view import render_watch_if_recorded as render_watch_if_recorded
+from inferlab.report.inputs import read_input
+from inferlab.report.inputs import render_run as render_run
+from inferlab.slo.flags import slo_text
 
 if TYPE_CHECKING:
-    from inferlab.summary import RunSummary
+    from inferlab.peers.judge import FloorSpec
+    from inferlab.slo.grammar import Slo
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("report", help="re-render a run's report from its records and summary")
-    p.add_argument("dirs", nargs="+", type=Path, help="run folders (records.jsonl, summary.json)")
+    p = sub.add_parser(
+        "report",
+        help="re-render a run's report, or read another tool's result file against the floor",
+    )
+    p.add_argument(
+        "dirs",
+        nargs="+",
+        type=Path,
+        help="inferlab run folders (records.jsonl, summary.json) or result files of vLLM "
+        "bench serve, AIPerf, guidellm, SGLang bench_serving, llama-bench (told by content)",
+    )
     p.add_argument(
         "--compare",
         type=Path,
-        default=Path("compare.png"),
-        help="with several runs: their side-by-side chart (compare.png); with two, the "
-        "level-by-level difference beside it (compare.html)",
+        help="with several runs: their side-by-side chart (default compare.png beside the "
+        "runs, or in --out); with two, the level-by-level difference beside it (compare.html)",
     )
+    p.add_argument("--out", type=Path, help="folder for compare.png / compare.html")
     p.add_argument("--wide", action="store_true", help="every column in the sweep table")
+    p.add_argument(
+        "--json", action="store_true", help="print the summary as strict JSON (nothing else)"
+    )
+    g = p.add_argument_group("floor for a peer's file (as bench's)")
+    g.add_argument("--floor-gguf", help="the served GGUF file (real tensor bytes)")
+    add_model(p)
+    add_hardware(p)
+    s = p.add_argument_group("SLO for a peer's file")
+    s.add_argument("--slo", type=slo_text, help="e.g. ttft=500ms,tpot=50ms,ttft_p99=1s")
+    s.add_argument(
+        "--min-attainment",
+        type=real(0.0, 1.0, above=True),
+        default=0.9,
+        help="share of requests that must meet every per-request objective (0.9)",
+    )
     p.set_defaults(run=run)
 
 
-def floor_from_summary(summary: RunSummary) -> tuple[Any, Any]:
-    """The floor as the summary recorded it (bytes and rates), for the predicted curve."""
-    from inferlab.specs.cost import ModelCost
-    from inferlab.specs.hardware import STATED, with_overrides
-
-    fl = summary.floor
-    if not fl:
-        return None, None
-    cost = ModelCost.stated(fl.weight_bytes_per_step, fl.kv_bytes_per_token)
-    hw = with_overrides(STATED, fl.bandwidth_bytes_per_s, fl.peak_flops_per_s)
-    return cost, hw
-
-
-def render_run(out_dir: Path, summary: RunSummary) -> Path:
-    """Plots + report.html for one run folder; returns the report's path."""
-    from inferlab.records import scan_records
-    from inferlab.report.html import render_html
-    from inferlab.report.plots import render_all
-    from inferlab.report.reading import read_sweep, setup_facts
-
-    records_path = out_dir / "records.jsonl"
-    records = []
-    if records_path.exists():
-        read = scan_records(records_path)
-        records = read.records
-        for problem in read.problems:  # a run killed mid-write still renders, and says so
-            print(f"warning: {problem}", file=sys.stderr)
-    cost, hw = floor_from_summary(summary)
-    render_all(summary, records, out_dir, cost, hw)
-    return render_html(summary, out_dir, read_sweep(summary), setup_facts(summary))
-
-
 def run(args: argparse.Namespace) -> int:
-    from inferlab.report.console import print_sweep
-    from inferlab.report.reading import read_sweep
-    from inferlab.rundir import load_summary
+    floor, slo = peer_floor(args), peer_slo(args)
+    # Every input is read (and a bad one refused) before anything is printed or written.
+    read = [read_input(d, floor, slo) for d in args.dirs]
+    sides = [(name, summary) for name, summary, _, _ in read if summary is not None]
+    if len(sides) == 2:  # nothing to compare is refused before anything is printed
+        from inferlab.report.diff import diff_runs, no_common_levels
 
+        (name_a, a), (name_b, b) = sides
+        no_common_levels(diff_runs(name_a, a, name_b, b), a, b)
+    if args.json:
+        from inferlab.jsonio import dumps
+
+        docs = [s.to_json() for _, s, _, _ in read if s is not None]
+        sys.stdout.write(dumps(docs[0] if len(docs) == 1 else docs) + "\n")
+        return 0
     loaded = []
-    for d in args.dirs:
-        # a recorded watch renders first, so a run's report.html can show it (the demo's)
-        if render_watch_if_recorded(d) and not (d / "summary.json").exists():
-            continue  # a folder holding only a `watch --record` file
-        summary = load_summary(d)
-        kind = "simulated" if summary.simulated else "measured"
-        print(f"== {d} ({kind})")
-        print_sweep(summary, wide=args.wide)
-        for line in read_sweep(summary):
-            print(line)
-        print(f"report: {render_run(d, summary)}")
-        loaded.append((f"{d.name} ({kind})", summary))
+    for name, summary, path, tool in read:
+        if tool is None:
+            summary = show_run(path, args.wide)
+        elif summary is not None:
+            show_peer(path, summary, tool, args.wide)
+        if summary is not None:
+            loaded.append((name, summary, path))
     if len(loaded) > 1:
-        from inferlab.report.plots import compare_runs
-
-        print(f"side by side: {compare_runs(loaded, args.compare)}")
-    if len(loaded) == 2:
-        print_two(loaded, args.compare.with_suffix(".html"))
+        compare_all(loaded, args.compare, args.out)
     return 0
 
 
-def print_two(loaded: list[tuple[str, RunSummary]], html_path: Path) -> None:
-    """Run A beside run B, level by level: the console table and an HTML page."""
-    from inferlab.report.diff import diff_runs, print_diff, render_diff_html
-
-    (name_a, a), (name_b, b) = loaded
-    d = diff_runs(name_a, a, name_b, b)
-    print_diff(d)
-    print(f"A vs B: {render_diff_html(d, a, b, html_path)}")
-
-
-def render_watch_if_recorded(d: Path) -> bool:
-    """A recorded `inferlab watch` in the folder: print its summary and render watch.html."""
+def peer_floor(args: argparse.Namespace) -> FloorSpec | None:
+    """--floor-gguf, or --model with --hardware, or stated figures: the floor for peers."""
     from inferlab.errors import InferlabError
-    from inferlab.report.watch import find_watch_record, render_watch, summary_lines
-    from inferlab.watch.record import read_record
+    from inferlab.peers.judge import FloorSpec
+    from inferlab.specs.stated import cost_from, hardware_from
 
-    record = find_watch_record(d) if d.is_dir() else None
-    if record is None:
-        return False
-    header, frames = read_record(record)
-    if not frames:
-        raise InferlabError(f"{record}: a watch header but no frames (did it stop at once?)")
-    print(f"== {d} (watch)")
-    for line in summary_lines(header, frames):
-        print(line)
-    print(f"report: {render_watch(d, record)}")
-    return True
+    model = args.floor_gguf or args.model
+    stated = args.weight_bytes is not None
+    if not (model or stated or args.hardware or args.bandwidth or args.flops):
+        return None
+    if not (model or stated):
+        raise InferlabError(
+            "a floor needs the model: --floor-gguf FILE or --model NAME beside --hardware"
+        )
+    cost = cost_from(
+        model,
+        args.weight_dtype,
+        args.kv_dtype,
+        args.weight_bytes,
+        args.kv_bytes_per_token,
+        args.params,
+        args.tp,
+    )
+    hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
+    return FloorSpec(cost, hw)
+
+
+def peer_slo(args: argparse.Namespace) -> Slo | None:
+    from inferlab.slo.grammar import parse_slo
+
+    return None if args.slo is None else parse_slo(args.slo, args.min_attainment)

@@ -6,7 +6,8 @@ import argparse
 import time
 from typing import Any
 
-from inferlab.commands.common import TIME, table
+from inferlab.argtypes import TIME
+from inferlab.commands.common import table
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

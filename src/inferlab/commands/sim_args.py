@@ -7,14 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.commands.common import (
-    BYTES,
-    TIME,
-    add_hardware,
-    add_model,
-    resolve_cost,
-    resolve_hardware,
-)
+from inferlab.argtypes import BYTES, TIME
+from inferlab.commands.common import add_hardware, add_model, resolve_cost, resolve_hardware
 
 if TYPE_CHECKING:
     from inferlab.sim.limits import Limits

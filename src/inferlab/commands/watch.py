@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.commands.common import TIME, add_hardware, add_model
+from inferlab.argtypes import TIME
+from inferlab.commands.common import add_hardware, add_model
 from inferlab.errors import InferlabError
 from inferlab.specs.stated import cost_from, hardware_from
 

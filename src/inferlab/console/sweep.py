@@ -6,16 +6,26 @@ The commands call this; it calls the benchmark, then report/ to show what came b
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING, Any
+
 from inferlab import signals
 from inferlab.bench.benchmark import BenchConfig, BenchResult
 from inferlab.console.progress import ProgressHooks
 
+if TYPE_CHECKING:
+    from inferlab.summary import RunSummary, RunWarning
+
 
 def execute(
-    cfg: BenchConfig, no_plots: bool, hooks: ProgressHooks | None = None, wide: bool = False
+    cfg: BenchConfig,
+    no_plots: bool,
+    hooks: ProgressHooks | None = None,
+    wide: bool = False,
+    report: bool = False,
 ) -> BenchResult:
     """Run the sweep with a progress bar, print the table (every column with `wide`),
-    render plots. Returns the result."""
+    render plots and (with `report`) report.html. Returns the result."""
     from inferlab.bench.benchmark import event_loop_runner, run_benchmark
     from inferlab.report.console import print_sweep
 
@@ -44,5 +54,56 @@ def execute(
             floor.cost if floor else None,
             floor.hardware if floor else None,
         )
-    print(f"results: {cfg.out_dir}/ (records.jsonl, summary.json, *.png)")
+    files = "records.jsonl, summary.json" + ("" if no_plots else ", *.png")
+    print(f"results: {cfg.out_dir}/ ({files})")
+    if report:
+        from inferlab.report.html import render_html
+        from inferlab.report.reading import read_sweep, setup_facts
+
+        path = render_html(
+            result.summary, cfg.out_dir, read_sweep(result.summary), setup_facts(result.summary)
+        )
+        print(f"report: {path} (again, or beside another run: inferlab report {cfg.out_dir})")
     return result
+
+
+def planned_hooks(cfg: BenchConfig, workload: Any) -> ProgressHooks:
+    """Progress bars that say, once the server accepted the run, what the sweep will cost
+    (the levels' requests), or what the max-load search will probe."""
+    from inferlab.bench.estimate import level_costs, plan_line, search_plan_line
+
+    hooks = ProgressHooks(plan=None if cfg.search else level_costs(workload, cfg.levels))
+    if hooks.plan is not None:  # said once the server accepted the run, before level 1
+        hooks.notes.append(plan_line(hooks.plan))
+    elif cfg.search is not None:
+        s = cfg.search
+        n = cfg.requests_per_level
+        hooks.notes.append(search_plan_line(s.kind, s.start, s.upper, s.max_levels, n))
+    return hooks
+
+
+def strict_failures(summary: RunSummary) -> list[RunWarning]:
+    return [w for w in summary.warnings if w.severity in ("error", "warning")]
+
+
+def exit_code(summary: RunSummary, keep_going: bool, strict: bool) -> int:
+    """1 for a level whose every request failed (unless --keep-going), or a --strict
+    failure; 0 otherwise. Each 1 says why in one line."""
+    from inferlab.bench.benchmark import all_failed
+
+    failed = [lv.label for lv in summary.levels if all_failed(lv)]
+    if failed and not keep_going:
+        print(
+            f"every request of {failed[0]} failed (see the errors above); exit 1 "
+            "(--keep-going to go on and exit 0)",
+            file=sys.stderr,
+        )
+        return 1
+    found = summary.max_load
+    if strict and found is not None and found.value is None:
+        print("--strict: no level meets the SLO", file=sys.stderr)
+        return 1
+    if strict and strict_failures(summary):
+        print("--strict: the run has errors or warnings (see above)", file=sys.stderr)
+        return 1
+    return 0

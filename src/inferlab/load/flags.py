@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
-from inferlab.units import parse_rate, parse_time
+from inferlab.units import parse_duration, parse_rate
 
 if TYPE_CHECKING:  # numpy loads when a command reads its load, not when the CLI starts
     from inferlab.load.spec import ArrivalProcess, Level
@@ -74,7 +74,7 @@ def _ints(text: str) -> list[int]:
 
 def _seconds(text: str) -> float:
     try:
-        return parse_time(text)
+        return parse_duration(text)
     except InferlabError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
@@ -143,7 +143,8 @@ def add_load_flags(p: argparse.ArgumentParser, defaults: LoadDefaults = LoadDefa
         _add_level_flags(g, defaults)
 
 
-def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
+def _add_load_kind_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
+    """--concurrency and --rate: one level (or a search's start) or a list of levels."""
     if defaults.one_level:
         search = "; with --find-max-load: START or START,HIGHEST"
         g.add_argument(
@@ -152,16 +153,21 @@ def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None
         g.add_argument(
             "--rate", metavar="R", type=_rates, help=f"open loop: R requests/s, e.g. 5/s{search}"
         )
-    else:
-        g.add_argument(
-            "--concurrency", metavar="LIST", type=_ints, help="closed-loop levels, streams: 1,2,4,8"
-        )
-        g.add_argument(
-            "--rate",
-            metavar="LIST",
-            type=_rates,
-            help="open-loop levels, requests/s: 4,8,16 or 5/s",
-        )
+        return
+    levels = ",".join(str(c) for c in defaults.concurrency)
+    g.add_argument(
+        "--concurrency",
+        metavar="LIST",
+        type=_ints,
+        help=f"closed-loop levels, streams, e.g. 1,2,4,8 ({levels} unless --rate or --trace)",
+    )
+    g.add_argument(
+        "--rate", metavar="LIST", type=_rates, help="open-loop levels, requests/s: 4,8,16 or 5/s"
+    )
+
+
+def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None:
+    _add_load_kind_flags(g, defaults)
     g.add_argument(
         "--requests-per-level",
         metavar="N",
@@ -175,7 +181,11 @@ def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None
         help="open loop: arrivals over this time, e.g. 60s",
     )
     g.add_argument(
-        "--warmup", metavar="N", type=_positive_int, help="warm-up requests per level, extra"
+        "--warmup",
+        metavar="N",
+        type=_positive_int,
+        help="warm-up requests per level, sent before the measured ones and not counted "
+        "(one per stream; 2 for an open-loop level)",
     )
     g.add_argument(
         "--trace",

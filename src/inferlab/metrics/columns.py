@@ -44,6 +44,7 @@ class RequestColumns:
     malformed_events: int
     errors: tuple[str, ...]
     warmup: int = 0
+    prompt_target: Ints | None = None  # the prompt lengths asked, where usage is missing
 
     @classmethod
     def from_records(cls, records: list[RequestRecord]) -> RequestColumns:
@@ -70,6 +71,7 @@ class RequestColumns:
             malformed_events=sum(r.malformed_events for r in m),
             errors=tuple(r.error for r in m if r.error),
             warmup=len(records) - len(m),
+            prompt_target=np.array([r.prompt_tokens_target for r in m], dtype=np.int64),
         )
 
 
@@ -140,6 +142,14 @@ def _median(a: Floats) -> float | None:
     return float(np.median(a)) if len(a) else None
 
 
+def _prompt_tokens(c: RequestColumns) -> float | None:
+    """The ok requests' prompt tokens: the server's usage, else the length asked."""
+    used = c.prompt_tokens[c.ok]
+    if c.prompt_target is not None:
+        used = np.where(np.isnan(used), c.prompt_target[c.ok], used)
+    return None if np.isnan(used).any() else float(used.sum())
+
+
 def summarize_columns(
     label: str, kind: LevelKind, value: float, c: RequestColumns, stall_factor: float = 5.0
 ) -> LevelSummary:
@@ -187,4 +197,8 @@ def summarize_columns(
         completion_tokens_p50=_median(c.completion_tokens[ok]),
         streamed_tokens_mismatch=c.streamed_tokens_mismatch,
         malformed_events=c.malformed_events,
+        requests_per_s=n_ok / window_s if window_s else None,
+        total_tokens_per_s=(prompt + out_tokens) / window_s
+        if window_s and (prompt := _prompt_tokens(c)) is not None
+        else None,
     )

@@ -141,7 +141,7 @@ def below_floor(label: str, s: EngineSplit) -> RunWarning:
         label,
         "warning",
         f"the engine alone stepped in {s.engine_step_time_s * 1e3:.3g} ms at batch {s.batch}, "
-        f"below the floor {(s.floor_s or 0.0) * 1e3:.3g} ms: the floor's bandwidth or FLOPS "
+        f"below the floor {(s.floor_s or 0.0) * 1e3:.2f} ms: the floor's bandwidth or FLOPS "
         "figure is too low (a probe on a busy machine?)",
     )
 
@@ -173,7 +173,7 @@ def read_engine(summary: RunSummary) -> list[str]:
     label, s = splits[0]
     parts = [f"served {s.served_tpot_s * 1e3:.1f} ms ="]
     if s.floor_s is not None and s.kernel_overhead_s is not None:
-        parts.append(f"floor {s.floor_s * 1e3:.1f} ms ({s.floor_share:.0%}) +")
+        parts.append(f"floor {s.floor_s * 1e3:.2f} ms ({s.floor_share:.0%}) +")
         parts.append(f"kernels {s.kernel_overhead_s * 1e3:.1f} ms ({s.kernel_share:.0%}) +")
     else:
         parts.append(f"engine alone {s.engine_step_time_s * 1e3:.1f} ms +")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
+from inferlab.summary import FloorBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,3 +24,18 @@ class Floor:
     @property
     def peak_flops_per_s(self) -> float:
         return self.hardware.peak_flops(self.cost.compute_dtype)
+
+
+def floor_block(cost: ModelCost, hw: HardwareSpec) -> FloorBlock:
+    """The floor's inputs as a summary records them (bench's run and a judged peer's file)."""
+    return FloorBlock(
+        model=cost.name,
+        model_source=cost.source,
+        weight_bytes_resident=cost.weight_bytes_resident,
+        weight_bytes_per_step=cost.weight_bytes_per_step(1),
+        kv_bytes_per_token=cost.kv_bytes_per_token,
+        hardware=hw.name,
+        hardware_source=hw.source,
+        bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
+        peak_flops_per_s=hw.peak_flops(cost.compute_dtype),
+    )

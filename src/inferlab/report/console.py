@@ -26,11 +26,13 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
         "TTFT p50 ms",
         "TTFT p99 ms",
         "TPOT p50 ms",
-        "gap p99 ms",
+        "ITL p99 ms",
         "worst gap ms",
         "stalls",
         "tok/s total",
         "tok/s/user",
+        "req/s",
+        "in+out tok/s",
         "GB/s",
         "MBU",
     ]
@@ -50,6 +52,8 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
                 str(lv.stall_count),
                 f"{lv.output_tokens_per_s_total:.1f}",
                 f"{lv.output_tokens_per_s_per_user:.1f}",
+                "-" if lv.requests_per_s is None else f"{lv.requests_per_s:.2f}",
+                "-" if lv.total_tokens_per_s is None else f"{lv.total_tokens_per_s:.1f}",
                 "-" if bw is None else f"{bw / 1e9:.2f}",
                 "-" if mbu is None else f"{mbu:.0%}",
             ]
@@ -89,7 +93,8 @@ def _insert_floor_engine(summary: RunSummary, head: list[str], rows: list[list[s
     cols: list[tuple[str, list[str]]] = []
     floors = [lv.comparison.predicted_step_time_s if lv.comparison else None for lv in levels]
     if any(floors):
-        cols.append(("floor ms", [_ms(x) for x in floors]))
+        # two decimals, as every other place that states a level's floor (report/reading.py)
+        cols.append(("floor ms", ["-" if x is None else f"{x * 1e3:.2f}" for x in floors]))
     if any(lv.engine for lv in levels):
         steps = [lv.engine.engine_step_time_s if lv.engine else None for lv in levels]
         cols.append(("engine ms", [_ms(x) for x in steps]))

@@ -99,6 +99,19 @@ def diff_runs(name_a: str, a: RunSummary, name_b: str, b: RunSummary) -> RunDiff
     return RunDiff(name_a, name_b, tuple(pairs), tuple(only_a), only_b)
 
 
+def no_common_levels(d: RunDiff, a: RunSummary, b: RunSummary) -> None:
+    """Refuse (one line, exit 2) a comparison with no level in common, naming both sides."""
+    if d.pairs:
+        return
+    from inferlab.errors import InferlabError
+
+    la = ", ".join(lv.label for lv in a.levels) or "none"
+    lb = ", ".join(lv.label for lv in b.levels) or "none"
+    raise InferlabError(
+        f"no level in common to compare: A ({d.name_a}) has {la}; B ({d.name_b}) has {lb}"
+    )
+
+
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 

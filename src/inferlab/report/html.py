@@ -96,7 +96,13 @@ def render_html(
     cmd = " ".join(summary.command)
     raw = html.escape(dumps(summary, indent=1)[:200_000])
     watch = out_dir / "watch.png"  # a recorded `inferlab watch` beside the run (the demo's)
-    watch_html = f"<h2>MBU and MFU over time (watch)</h2>{_img(watch)}" if watch.exists() else ""
+    watch_html = (
+        "<h2>MBU and MFU over time (watch)</h2><p>The watch's own figures: each point a rate "
+        "over its last few seconds, idle moments included; not a level's figures above.</p>"
+        f"{_img(watch)}"
+        if watch.exists()
+        else ""
+    )
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>inferlab report</title><style>{CSS}</style></head><body>
 <h1>inferlab: the decode phase, measured</h1>

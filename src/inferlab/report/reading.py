@@ -110,12 +110,19 @@ def _floor_sentence(summary: RunSummary, first: LevelSummary) -> str | None:
     if not fl or not cmp or not cmp.predicted_step_time_s:
         return None
     pred = cmp.predicted_step_time_s
-    c1 = first.concurrency if first.concurrency is not None else 1
     t1 = first.tpot_s.p50 or 0.0
+    where = f"at concurrency {first.concurrency:g}" if first.concurrency else f"at {first.label}"
+    how = (
+        f"{cmp.flops_per_step / 1e9:.3g} GFLOP per step / "
+        f"{fl.peak_flops_per_s / 1e9:.0f} GFLOP/s = {pred * 1e3:.2f} ms (compute-bound: "
+        f"longer than {fmt_bytes(cmp.bytes_per_step)} / {fmt_bandwidth(fl.bandwidth_bytes_per_s)})"
+        if cmp.predicted_bound == "compute"
+        else f"{fmt_bytes(cmp.bytes_per_step)} per step / "
+        f"{fmt_bandwidth(fl.bandwidth_bytes_per_s)} = {pred * 1e3:.2f} ms"
+    )
     return (
-        f"Floor: {fmt_bytes(cmp.bytes_per_step)} per step / "
-        f"{fmt_bandwidth(fl.bandwidth_bytes_per_s)} = {pred * 1e3:.2f} ms "
-        f"(<= {1 / pred:.0f} tok/s per user); at concurrency {c1} the server runs "
+        f"Floor: {how} "
+        f"(<= {1 / pred:.0f} tok/s per user at {first.label}); {where} the server runs "
         f"{t1 / pred:.1f}x above it (MBU {cmp.mbu or 0.0:.0%}), as real systems do: the floor "
         "says where the ceiling is, not where you are."
     )

@@ -88,7 +88,10 @@ def summary_lines(header: Header, frames: list[Frame]) -> list[str]:
     lines = [
         f"watch of {header.url}: {len(frames)} frames over {span:.0f} s "
         f"({len(frames) - len(up)} while the server was down); "
-        f"{header.model} on {header.hardware}"
+        f"{header.model} on {header.hardware}",
+        f"the watch's own figures: medians over its frames (one every {header.interval_s:g} s, "
+        f"each a rate over the last {header.window_s:g} s, idle moments included), not a "
+        "level's figures",
     ]
     for name, label, scale, unit in (
         ("mbu", "MBU", 100, "%"),
@@ -102,7 +105,7 @@ def summary_lines(header: Header, frames: list[Frame]) -> list[str]:
         lines.append(f"median {label}: " + (f"{m * scale:.4g}{unit}" if m is not None else "?"))
     readings = [f.reading for f in up if f.live is not None and f.live.mbu.value]
     if readings:
-        lines.append("last reading: " + readings[-1])
+        lines.append(f"last reading (its final {header.window_s:g} s window): " + readings[-1])
     return lines
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import InferlabError
+from inferlab.sameserver import count_problems, refuse_mismatch, same_model
 from inferlab.sim.policies import KNOBS
 
 if TYPE_CHECKING:
@@ -62,18 +63,13 @@ def check_same_server(eb: EngineBench, c: StepChoice, run: RunSummary | None) ->
     threads = c.threads
     if run is not None:
         named = [run.server.model or "", run.floor.model if run.floor else ""]
-        stem = Path(base).stem.lower()
-        if any(named) and not any(stem in n.lower() or n.lower() in stem for n in named if n):
+        if any(named) and not any(same_model(base, n) for n in named if n):
             served = ", ".join(filter(None, named))
             problems.append(f"the served run's model ({served}) is not {base}")
         threads = threads or run.extra.get("server_threads")  # the demo records it
-    if threads is not None and threads != eb.threads:
-        problems.append(f"the server uses {threads} thread(s), the baseline {eb.threads}")
-    if problems and not c.force:
-        raise InferlabError(
-            f"engine baseline {eb.gguf} ({eb.threads} threads): {'; '.join(problems)}; "
-            "measure the same model and threads, or add --force"
-        )
+    problems += count_problems("baseline", (threads, None), (eb.threads, None))
+    what = f"engine baseline {eb.gguf} ({eb.threads} threads)"
+    refuse_mismatch(what, problems, "measure the same model and threads", c.force)
 
 
 def engine_model(c: StepChoice) -> tuple[EngineStepTime, dict[str, Any]] | None:

@@ -56,11 +56,15 @@ def closed_loop(
 def fit_from_summary(summary: RunSummary, labels: list[str] | None = None) -> FittedStepTime:
     w = summary.workload
     prompt, output = int(w.prompt_tokens), int(w.output_tokens)
-    levels = [lv for lv in summary.levels if lv.concurrency and lv.tpot_s.p50]
+    # each equation is weighted by 1 / measured value: a level with a zero TTFT or TPOT
+    # (nothing measured) cannot be fitted in relative terms
+    levels = [lv for lv in summary.levels if lv.concurrency and lv.tpot_s.p50 and lv.ttft_s.p50]
     if labels:
         levels = [lv for lv in levels if lv.label in labels]
     if len(levels) < 2:
-        raise InferlabError("calibration needs at least two concurrency levels with measured TPOT")
+        raise InferlabError(
+            "calibration needs at least two concurrency levels with measured TTFT and TPOT"
+        )
     model = FittedStepTime(0.005, 0.005, 0.005)
     for _ in range(2):
         rows, ys = [], []

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from inferlab.errors import InferlabError, UnitError
-from inferlab.units import parse_time
+from inferlab.units import parse_duration
 
 Metric = Literal["ttft", "tpot", "e2e", "itl_max", "ttfo"]
 Percentile = Literal["p50", "p90", "p95", "p99", "p999"]
@@ -100,10 +100,11 @@ def _objective(key: str) -> tuple[Metric, Percentile | None]:
 
 def _limit(key: str, value: str) -> float:
     try:
-        seconds = parse_time(value)
+        seconds = parse_duration(value)
     except UnitError:
         raise UnitError(
-            f"--slo {key}={value}: {key} is a time; write it like 500ms, 1.5s or 2min"
+            f"--slo {key}={value}: {key} is a time and needs a unit (ns, us, ms, s, min, h), "
+            "e.g. 500ms, 1.5s or 2min"
         ) from None
     if not (seconds > 0 and math.isfinite(seconds)):
         raise InferlabError(f"--slo {key}={value}: give a positive finite time, e.g. 500ms")

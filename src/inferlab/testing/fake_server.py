@@ -106,22 +106,16 @@ def running_fake_server(
     ttft: float = 0.05, tpot: float = 0.02, slow_every: int = 10, metrics: str = "none"
 ) -> Iterator[str]:
     """Start the fake server in its own process on a free port; yield its /v1 base URL."""
+    timing = ["--ttft", str(ttft), "--tpot", str(tpot), "--slow-every", str(slow_every)]
+    with serving("inferlab.testing.fake_server", [*timing, "--metrics", metrics]) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving(module: str, flags: list[str]) -> Iterator[str]:
+    """Run a fake's module on a free port (it prints `PORT n`); yield its /v1 base URL."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "inferlab.testing.fake_server",
-            "--port",
-            "0",
-            "--ttft",
-            str(ttft),
-            "--tpot",
-            str(tpot),
-            "--slow-every",
-            str(slow_every),
-            "--metrics",
-            metrics,
-        ],
+        [sys.executable, "-m", module, "--port", "0", *flags],
         stdout=subprocess.PIPE,
         text=True,
         preexec_fn=die_with_parent(),  # a killed test run leaves no server behind
@@ -130,7 +124,7 @@ def running_fake_server(
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if not line.startswith("PORT "):
-            raise RuntimeError(f"fake server did not start: {line!r}")
+            raise RuntimeError(f"{module} did not start: {line!r}")
         yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
     finally:
         proc.terminate()

@@ -25,16 +25,11 @@ import asyncio
 import contextlib
 import json
 import os
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from aiohttp import web
-
-from inferlab.engines.lifetime import die_with_parent
 
 MODEL = "/models/fake-steps.gguf"
 
@@ -198,26 +193,6 @@ async def serve(script: StepScript, port: int) -> None:
     await site.start()
     print(f"PORT {runner.addresses[0][1]}", flush=True)
     await app.engine.loop()
-
-
-def _flags(script: StepScript) -> list[str]:
-    return [a for f in fields(script) for a in (f"--{f.name}", str(getattr(script, f.name)))]
-
-
-@contextlib.contextmanager
-def running_fake_steps(script: StepScript) -> Iterator[str]:
-    """Start the fake in its own process on a free port; yield its /v1 base URL."""
-    cmd = [sys.executable, "-m", "inferlab.testing.fake_steps", "--port", "0", *_flags(script)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent())
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line.startswith("PORT "):
-            raise RuntimeError(f"fake step server did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def main() -> None:

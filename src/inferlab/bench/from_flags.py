@@ -1,0 +1,211 @@
+"""`inferlab bench`'s flags read into one BenchConfig: the sizes, the load, the SLO and
+search, the floor (stated, or the local server's own GGUF), the workers, each refused in
+one line naming the flag before any run folder is made."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from inferlab.bench.flags import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS
+from inferlab.errors import InferlabError
+from inferlab.load.flags import load_from_args
+from inferlab.slo.flags import search_from, slo_from
+from inferlab.specs.stated import cost_from, hardware_from
+
+
+def resolve_floor(args: argparse.Namespace) -> Any:
+    from inferlab.physics.floor import Floor
+
+    model = args.floor_model or args.floor_gguf
+    if model is None and args.floor_hardware is None and args.floor_bandwidth is None:
+        return None
+    if model is None:
+        raise InferlabError("a floor needs --floor-model or --floor-gguf beside its hardware")
+    cost = cost_from(model, args.floor_weight_dtype, args.floor_kv_dtype, tp=args.floor_tp)
+    hw = hardware_from(
+        args.floor_hardware, args.floor_bandwidth, args.floor_flops, tp=args.floor_tp
+    )
+    return Floor(cost, hw, args.floor_tp)
+
+
+MIN_RATE_PER_S, MAX_RATE_PER_S = 1e-3, 1e6
+
+
+def workload_from(args: argparse.Namespace) -> Any:
+    """The load flags as a Workload (load/flags.py), with bench's own bounds."""
+    # 1/rate is the mean gap: below 0.001/s one level takes days (and 1e-300/s overflows).
+    if args.rate and not all(MIN_RATE_PER_S <= r <= MAX_RATE_PER_S for r in args.rate):
+        raise InferlabError(
+            f"--rate: each rate must be {MIN_RATE_PER_S:g}/s to {MAX_RATE_PER_S:g}/s, e.g. 4,8,16"
+        )
+    workload = load_from_args(args, SWEEPS[args.sweep])
+    if workload.output.kind == "fixed" and workload.output.a < 2:
+        raise InferlabError(
+            "--output-tokens: at least 2 for bench (TPOT is the time between output tokens)"
+        )
+    return workload
+
+
+def check_sizes(args: argparse.Namespace) -> None:
+    if args.requests_per_level is not None and args.requests_per_level < 1:
+        raise InferlabError("--requests-per-level must be >= 1")
+    workers = max(1, getattr(args, "workers", 1))  # auto (0) is sized later; demo has none
+    if args.concurrency and max(args.concurrency) > MAX_STREAMS * workers:
+        raise InferlabError(
+            f"--concurrency: at most {MAX_STREAMS} streams per level and worker "
+            f"({workers} worker(s)); add --workers"
+        )
+    if getattr(args, "ray", None) is None and workers > MAX_LOCAL_WORKERS:
+        raise InferlabError(
+            f"--workers {args.workers}: at most {MAX_LOCAL_WORKERS} local processes "
+            "(one per core is plenty); for more, spread them with --ray ADDRESS"
+        )
+
+
+def default_out() -> Path:
+    return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
+
+
+def worker_options(
+    args: argparse.Namespace, levels: list[Any], floor: Any, output_tokens: int
+) -> Any:
+    """--workers / --ray as WorkerOptions; auto measured here (printed to stderr)."""
+    from inferlab.bench.autosize import auto_workers, expected_tokens_per_s, ingest_events_per_cpu_s
+    from inferlab.bench.fleet import WorkerOptions
+
+    count = args.workers
+    if count == 0:
+        expected = expected_tokens_per_s(levels, output_tokens, floor)
+        ingest = ingest_events_per_cpu_s()
+        count = auto_workers(expected, ingest)
+        print(
+            f"--workers auto: {count} (expected <= {expected:,.0f} tok/s; one worker ingests "
+            f"~{ingest:,.0f} events per CPU-second here)",
+            file=sys.stderr,
+        )
+    if args.ray is not None and args.workers == 1:
+        count = 2  # --ray alone: two actors, spread over the cluster's nodes
+    return WorkerOptions(count, args.ray)
+
+
+def search_of(args: argparse.Namespace) -> Any:
+    """--find-max-load's search (None without it); --concurrency/--rate give its range."""
+    kind = args.find_max_load
+    if kind is None:
+        return None
+    other = "rate" if kind == "concurrency" else "concurrency"
+    if getattr(args, other):
+        raise InferlabError(f"--find-max-load {kind} searches --{kind}; leave out --{other}")
+    if kind == "concurrency":
+        upper = float(MAX_STREAMS * max(1, args.workers))
+        return search_from(args, [float(c) for c in args.concurrency or []], upper)
+    return search_from(args, args.rate, MAX_RATE_PER_S)
+
+
+def stated_floor(args: argparse.Namespace) -> Any:
+    """No --floor-* flags: the floor of a local server's own GGUF, or which flag gives MBU
+    (one line on stderr, kept as an info warning in the summary)."""
+    from inferlab.bench.autofloor import auto_floor
+
+    auto = auto_floor(args.url, os.environ.get(args.api_key_env))
+    args.floor_note = auto.line  # said once the server accepts the run (console.progress)
+    return auto.floor
+
+
+def _local_tokenizer(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from inferlab.specs.vocab_bpe import load_counter
+
+    return load_counter(path)
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """The files behind the prompts, for the summary's `extra`."""
+    out: dict[str, Any] = {}
+    if args.prompts is not None:
+        out["prompts_file"] = str(args.prompts)
+    if args.local_tokenizer is not None:
+        out["tokenizer"] = f"{args.local_tokenizer.source}, where the server has no /tokenize"
+    return out
+
+
+def _prompt_words(args: argparse.Namespace) -> tuple[str, ...]:
+    if args.prompts is None:
+        return ()
+    from inferlab.load.prompts import read_prompt_words
+
+    return read_prompt_words(args.prompts)
+
+
+def bench_config(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> Any:
+    """The flags as one BenchConfig (bench/benchmark.py)."""
+    from inferlab.bench.benchmark import BenchConfig
+    from inferlab.engines.llama_bench import load_engine_bench
+
+    levels = list(workload.levels)
+    return BenchConfig(
+        url=args.url,
+        model=args.model,
+        levels=levels,
+        requests_per_level=workload.requests_per_level or 0,
+        warmup=args.warmup,
+        prompt_tokens=workload.mean_tokens()[0],  # the floor compares at the mean lengths
+        output_tokens=workload.mean_tokens()[1],
+        api=args.api,
+        api_key=os.environ.get(args.api_key_env),
+        force_length=not args.no_force_length,
+        stall_factor=args.stall_factor,
+        lag_threshold_s=args.lag_threshold,
+        seed=args.seed,
+        max_connections=args.max_connections,
+        request_timeout_s=args.request_timeout,
+        out_dir=out,
+        floor=floor,
+        command=["inferlab", *sys.argv[1:]],
+        scrape=not args.no_scrape,
+        metrics_url=args.metrics_url,
+        engine=load_engine_bench(args.engine_baseline) if args.engine_baseline else None,
+        workers=worker_options(args, levels, floor, workload.mean_tokens()[1]),
+        load=workload,
+        slo=slo_from(args),
+        search=search_of(args),
+        max_event_bytes=args.max_event_bytes,
+        floor_note=args.floor_note,
+        keep_going=args.keep_going,
+        prompt_corpus=args.prompt_words,
+        tokenizer=args.local_tokenizer,
+        extra=_inputs(args),
+        extra_body_json=args.extra_body or "",
+        headers=tuple(args.header),
+    )
+
+
+def checked_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The flags checked and read (workload, floor) before any run folder is made: a bad
+    one is refused in one line."""
+    check_sizes(args)
+    workload = workload_from(args)
+    slo_from(args)  # refuse a bad SLO or search before any folder is made
+    search = search_of(args)
+    if search is not None and workload.trace is not None:
+        raise InferlabError("--find-max-load searches a load: leave out --trace")
+    if search is not None and search.kind == "concurrency":  # the pool fits the highest
+        from inferlab.load.spec import Level
+
+        top = Level("concurrency", min(search.upper, float(MAX_STREAMS)))
+        workload = dataclasses.replace(workload, levels=(top,))
+    args.prompt_words = _prompt_words(args)
+    args.local_tokenizer = _local_tokenizer(args.tokenizer)
+    if args.csv is not None and not args.csv.parent.is_dir():
+        raise InferlabError(f"--csv {args.csv}: no folder {args.csv.parent}")
+    floor = resolve_floor(args)  # refuse a bad floor before any folder is made
+    if floor is None:
+        floor = stated_floor(args)
+    return workload, floor
