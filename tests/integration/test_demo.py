@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
-from inferlab.commands.demo import _WatchServer
+from inferlab.demo.sweep import WatchServer
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level
@@ -109,7 +109,7 @@ def test_server_crash_mid_sweep_keeps_partial_results(tmp_path: Path) -> None:
     srv = LlamaServer(ServerOptions(parallel=1, ctx_per_slot=256, log_path=tmp_path / "log"))
     srv.start()
 
-    class KillAfterTwo(_WatchServer):
+    class KillAfterTwo(WatchServer):
         done = 0
 
         def request_done(self, rec: Any) -> None:
