@@ -8,15 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.commands.demo import engine_alone
+from inferlab.commands.demo import demo_config
+from inferlab.demo.config import DemoConfig
+from inferlab.demo.flags import add_demo_args
+from inferlab.demo.steps import engine_alone
 
 FIX = Path(__file__).parents[1] / "engines" / "fixtures"
 
 
-def _args(**kw: object) -> argparse.Namespace:
-    return argparse.Namespace(
-        **{"no_engine_bench": False, "quick": True, "prompt_tokens": 32, **kw}
-    )
+def _cfg(*flags: str) -> DemoConfig:
+    """The demo's config from its own flags (--quick: 32 -> 32 tokens)."""
+    p = argparse.ArgumentParser()
+    add_demo_args(p)
+    return demo_config(p.parse_args(["--quick", *flags]))
 
 
 def _gguf(tmp_path: Path) -> Path:
@@ -29,7 +33,7 @@ def test_missing_binary_is_one_line_and_the_demo_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("INFERLAB_LLAMA_SERVER", str(tmp_path / "llama-server"))
-    eb, facts = engine_alone(_args(), _gguf(tmp_path), 1, [1, 2], 32, tmp_path)
+    eb, facts = engine_alone(_cfg("--concurrency", "1,2"), _gguf(tmp_path), 1, tmp_path)
     assert eb is None
     line = capsys.readouterr().out.splitlines()[-1]
     assert line.startswith("    engine alone: not measured: llama-batched-bench not found in")
@@ -50,12 +54,12 @@ def test_replayed_binaries_are_measured_and_saved(
         p = tmp_path / name
         p.write_text(f"#!/bin/sh\ncat {FIX / fix}\n")
         p.chmod(p.stat().st_mode | stat.S_IEXEC)
-    eb, facts = engine_alone(_args(), _gguf(tmp_path), 1, [1, 2, 4], 32, tmp_path)
+    eb, facts = engine_alone(_cfg(), _gguf(tmp_path), 1, tmp_path)
     assert eb is not None and [s.batch for s in eb.steps] == [1, 2, 4]
     assert (tmp_path / "engine_bench.json").exists()
     assert "step ms b=1 " in capsys.readouterr().out and "step ms" in facts["engine_alone"]
 
 
 def test_skipped_on_request(tmp_path: Path) -> None:
-    eb, facts = engine_alone(_args(no_engine_bench=True), _gguf(tmp_path), 1, [1], 32, tmp_path)
+    eb, facts = engine_alone(_cfg("--no-engine-bench"), _gguf(tmp_path), 1, tmp_path)
     assert eb is None and facts == {"engine_alone": "skipped (--no-engine-bench)"}

@@ -8,7 +8,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from inferlab.commands.demo_profile import ProfiledPlan, compared, profiled_predictor
+from inferlab.demo.profiled import ProfiledPlan, compared, profiled_predictor
 from inferlab.profile.record import SCHEMA_VERSION, ProfileRecord, ServerIdentity
 from inferlab.summary import Predicted, PredictedQuantiles, RunSummary
 from tests.profile.test_fit import scripted_observations
@@ -74,7 +74,7 @@ def test_without_a_profile_the_engine_alone_prediction_is_kept() -> None:
 
 def test_the_max_load_is_predicted_by_the_simulators_search_within_the_sweeps_range() -> None:
     from inferlab.bench.benchmark import BenchConfig
-    from inferlab.commands.demo_profile import predicted_max
+    from inferlab.demo.profiled import predicted_max
     from inferlab.load.spec import Level
     from inferlab.slo.grammar import parse_slo
 

@@ -2,44 +2,28 @@
 
 from __future__ import annotations
 
-import argparse
-
 from inferlab.bench.benchmark import BenchConfig
-from inferlab.commands.demo_trace import (
-    demo_trace,
-    trace_context_tokens,
-    with_trace_level,
-)
+from inferlab.demo.config import TraceChoice
+from inferlab.demo.trace import demo_trace, trace_context_tokens, with_trace_level
 from inferlab.load.spec import Level
 
-
-def _args(**kw: object) -> argparse.Namespace:
-    base = dict(
-        no_trace=False,
-        trace=None,
-        trace_window=None,
-        quick=True,
-        length_scale=None,
-        trace_speed=1.0,
-        trace_block_tokens=512,
-    )
-    return argparse.Namespace(**{**base, **kw})
+CHOICE = TraceChoice(False, None, None, 1.0, None, 512)  # the demo's defaults
 
 
 def test_the_demo_replays_a_scaled_slice_of_azure_conv() -> None:
-    tr = demo_trace(_args())
+    tr = demo_trace(CHOICE, quick=True)
     assert tr is not None and tr.name == "azure-conv"
     assert tr.trace.length_scale == 0.05 and tr.trace.window_s == (0.0, 10.0)
     assert tr.trace.rows == 13  # the first 10 s of azure-conv
     assert trace_context_tokens(tr) < 512  # fits a small CPU slot
-    full = demo_trace(_args(quick=False))
+    full = demo_trace(CHOICE, quick=False)
     assert full is not None and full.trace.rows > tr.trace.rows
-    assert demo_trace(_args(no_trace=True)) is None
+    assert demo_trace(TraceChoice(True, None, None, 1.0, None, 512), quick=True) is None
 
 
 def test_the_trace_level_comes_after_the_sweep() -> None:
     cfg = BenchConfig("http://x/v1", None, [Level("concurrency", 1), Level("concurrency", 2)])
-    tr = demo_trace(_args())
+    tr = demo_trace(CHOICE, quick=True)
     with_trace_level(cfg, tr)
     assert [lv.kind for lv in cfg.levels] == ["concurrency", "concurrency", "trace"]
     assert cfg.load is not None and cfg.load.trace is tr

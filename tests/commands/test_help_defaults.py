@@ -81,14 +81,15 @@ def test_the_walk_covers_every_verb() -> None:
 
 
 def test_demo_help_states_what_the_demo_uses() -> None:
-    """The demo's sizes are decided in commands/demo.plan; its --help says the same."""
-    from inferlab.commands.demo import plan
+    """The demo's sizes are decided in demo/config.planned_sizes; its --help says the same."""
+    from inferlab.commands.demo import demo_config
 
     p = _verbs()["demo"]
     helps = {a.option_strings[-1]: a.help or "" for a in _options(p)}
     for quick in (False, True):
         args = p.parse_args(["--quick"] if quick else [])
-        levels, requests, out_tokens = plan(args)
+        cfg = demo_config(args)
+        levels, requests, out_tokens = cfg.levels, cfg.requests_per_level, cfg.output_tokens
         n = 1 if quick else 0
         conc = re.search(r"\((.*)\)", helps["--concurrency"])
         assert conc is not None

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
-from inferlab.commands.demo import _WatchServer
+from inferlab.demo.sweep import WatchServer
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level
@@ -49,7 +49,7 @@ def test_demo_quick_end_to_end(
     assert [lv["concurrency"] for lv in closed] == [1, 2]
     assert labels[:2] == ["c=1", "c=2"] and labels[3] == "trace"
     assert labels[2].startswith("rate=") and s["levels"][2]["rate_per_s"] > 0  # the Poisson level
-    _every_level_predicted_before_measured(s, stdout)
+    _every_level_predicted_before_measured(s, stdout, (out / "profile.json").exists())
     flagged = {w["level"] for w in s["warnings"] if w["code"] == "faster_than_engine"}
     for lv in closed:
         # (no upper bound on MBU: the floor is priced at the probe's bandwidth, which a
@@ -87,10 +87,11 @@ def test_demo_quick_end_to_end(
     assert code == 0 and (out / "report.html").exists()
 
 
-def _every_level_predicted_before_measured(s: dict[str, Any], stdout: str) -> None:
-    """Each level carries the prediction made from the engine alone before it ran (finite,
-    held out: nothing was fitted to the served run), its errors, and goodput under the
-    demo's default SLO on both sides; the console printed both."""
+def _every_level_predicted_before_measured(s: dict[str, Any], stdout: str, profiled: bool) -> None:
+    """Each level carries the prediction made before it ran (finite, held out: nothing was
+    fitted to the served run) from the served profile, or from the engine alone when the
+    profile failed, its errors, and goodput under the demo's default SLO on both sides;
+    the console printed both."""
     assert "SLO ttft=2s,tpot=150ms (the demo's default" in stdout
     assert "of the predicted capacity" in stdout and "predicted before measuring" in stdout
     for lv in s["levels"]:
@@ -100,7 +101,10 @@ def _every_level_predicted_before_measured(s: dict[str, Any], stdout: str) -> No
             assert isinstance(x, float) and math.isfinite(x) and x > 0, (lv["label"], p)
         assert math.isfinite(p["goodput_requests_per_s"]) and p["goodput_requests_per_s"] >= 0
         assert p["requests"] == lv["requests_measured"]  # the specs bench sent
-        assert "serving overhead 0.00 ms/step (none given)" in p["source"]
+        if profiled:  # the profile's predictions are the ones kept (demo/profiled.py)
+            assert p["source"].startswith("the served profile (profile of http://"), p["source"]
+        else:
+            assert "serving overhead 0.00 ms/step (none given)" in p["source"]
         assert p["errors"]["tpot_p50"] is not None and "slo" in lv
         assert f"predicted {lv['label']:>10}:" in stdout
 
@@ -109,7 +113,7 @@ def test_server_crash_mid_sweep_keeps_partial_results(tmp_path: Path) -> None:
     srv = LlamaServer(ServerOptions(parallel=1, ctx_per_slot=256, log_path=tmp_path / "log"))
     srv.start()
 
-    class KillAfterTwo(_WatchServer):
+    class KillAfterTwo(WatchServer):
         done = 0
 
         def request_done(self, rec: Any) -> None:

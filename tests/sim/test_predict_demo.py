@@ -9,8 +9,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from inferlab.commands.demo_predict import DEMO_SLO, demo_slo
 from inferlab.console.predict_text import comparison_lines, prediction_lines
+from inferlab.demo.slo import DEMO_SLO, demo_slo
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.traces import ShapedTrace

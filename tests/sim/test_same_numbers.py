@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from inferlab.commands.demo_predict import demo_slo
+from inferlab.demo.slo import demo_slo
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload

@@ -9,11 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from inferlab.bench.flags import add_parser_args
-from inferlab.bench.from_flags import bench_config, checked_inputs
-
-# the demo reads these from here until its steps move out of commands/
-from inferlab.bench.from_flags import check_sizes as check_sizes
-from inferlab.bench.from_flags import default_out as default_out
+from inferlab.bench.from_flags import bench_config, checked_inputs, default_out
 from inferlab.jsonio import dumps
 from inferlab.runfolder import claim_run_folder
 

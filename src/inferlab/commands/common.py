@@ -6,12 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-# the demo reads these types from here until its steps move out of commands/
-from inferlab.argtypes import BANDWIDTH, BYTES, COUNT, FLOPS
-from inferlab.argtypes import TIME as TIME
-from inferlab.argtypes import int_list as int_list
-from inferlab.argtypes import real as real
-from inferlab.argtypes import whole as whole
+from inferlab.argtypes import BANDWIDTH, BYTES, COUNT, FLOPS, whole
 from inferlab.jsonio import dumps
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec

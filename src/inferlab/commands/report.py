@@ -16,11 +16,7 @@ from typing import TYPE_CHECKING
 from inferlab.argtypes import real
 from inferlab.commands.common import add_hardware, add_model
 from inferlab.console.report_view import compare_all, show_peer, show_run
-
-# the demo reads these from here until its steps move out of commands/
-from inferlab.console.report_view import render_watch_if_recorded as render_watch_if_recorded
 from inferlab.report.inputs import read_input
-from inferlab.report.inputs import render_run as render_run
 from inferlab.slo.flags import slo_text
 
 if TYPE_CHECKING:

@@ -12,12 +12,12 @@ takes about a minute. --trace, --trace-window,
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from inferlab.bench.benchmark import BenchConfig
+    from inferlab.demo.config import TraceChoice
     from inferlab.load.workload import TraceLoad
     from inferlab.summary import RunSummary
 
@@ -26,55 +26,20 @@ DEMO_WINDOW, DEMO_WINDOW_QUICK = "0:30", "0:10"  # 59 and 13 requests
 DEMO_LENGTH_SCALE = 0.05
 
 
-def add_trace_flags(p: argparse.ArgumentParser) -> None:
-    """The replay's flags, with the demo's own defaults."""
-    from inferlab.commands.common import real, whole
-    from inferlab.load.flags import DEFAULT_BLOCK_TOKENS
-
-    t = p.add_argument_group("the replay of real traffic (last level)")
-    t.add_argument(
-        "--no-trace", action="store_true", help="skip the replay of real traffic (azure-conv)"
-    )
-    t.add_argument("--trace", metavar="FILE|NAME", help="the trace (azure-conv)")
-    t.add_argument(
-        "--trace-window", metavar="START:END", help="seconds of trace time (0:30; 0:10 quick)"
-    )
-    t.add_argument(
-        "--trace-speed",
-        metavar="X",
-        type=real(0.0, 1e6, above=True),
-        default=1.0,
-        help="replay X times faster (1)",
-    )
-    t.add_argument(
-        "--length-scale",
-        metavar="F",
-        type=real(0.0, 1e6, above=True),
-        help=f"multiply every trace length ({DEMO_LENGTH_SCALE} for azure-conv, else 1)",
-    )
-    t.add_argument(
-        "--trace-block-tokens",
-        metavar="N",
-        type=whole(1, 10**6),
-        default=DEFAULT_BLOCK_TOKENS,
-        help=f"tokens per trace hash block ({DEFAULT_BLOCK_TOKENS})",
-    )
-
-
-def demo_trace(args: argparse.Namespace) -> TraceLoad | None:
+def demo_trace(choice: TraceChoice, quick: bool) -> TraceLoad | None:
     """The slice the demo replays, shaped by the trace flags or the demo's defaults."""
-    if args.no_trace:
+    if choice.skip:
         return None
     from inferlab.load.traces import parse_window, read_trace, shape_trace
     from inferlab.load.workload import TraceLoad
 
-    name = args.trace or DEMO_TRACE
-    window = args.trace_window or (DEMO_WINDOW_QUICK if args.quick else DEMO_WINDOW)
-    scale = args.length_scale
+    name = choice.name or DEMO_TRACE
+    window = choice.window or (DEMO_WINDOW_QUICK if quick else DEMO_WINDOW)
+    scale = choice.length_scale
     if scale is None:
-        scale = 1.0 if args.trace else DEMO_LENGTH_SCALE
+        scale = 1.0 if choice.name else DEMO_LENGTH_SCALE
     shaped = shape_trace(
-        read_trace(name), parse_window(window), args.trace_speed, scale, args.trace_block_tokens
+        read_trace(name), parse_window(window), choice.speed, scale, choice.block_tokens
     )
     return TraceLoad(shaped, name)
 

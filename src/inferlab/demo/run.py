@@ -1,0 +1,46 @@
+"""The demo's one entry call: claim the run folder, run the four steps, report; the exit code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from inferlab.demo.config import DemoConfig
+from inferlab.demo.steps import engine_alone, floor, machine_facts, probe
+from inferlab.demo.sweep import serve_and_sweep
+from inferlab.demo.trace import read_trace_level
+from inferlab.runfolder import claim_run_folder
+
+
+def run_demo(cfg: DemoConfig) -> int:
+    """The whole demo in one folder: 0, or 1 with --strict and a warning."""
+    from inferlab.bench.from_flags import default_out
+
+    # One run per folder; a demo refused or stopped before writing leaves nothing behind.
+    with claim_run_folder(cfg.out or default_out(), cfg.overwrite, cfg.append_run) as out:
+        return _demo_in(cfg, out)
+
+
+def _demo_in(cfg: DemoConfig, out: Path) -> int:
+    from inferlab.console.report_view import render_watch_if_recorded
+    from inferlab.engines.bundled import smollm2_gguf_path
+    from inferlab.report.inputs import render_run
+    from inferlab.report.reading import read_sweep
+
+    cores = os.cpu_count() or 1
+    pr = probe(cfg.quick)
+    gguf = cfg.gguf or smollm2_gguf_path()
+    fl = floor(gguf, cfg.prompt_tokens, cfg.output_tokens)
+    threads = cfg.threads or max(1, cores - 1)
+    engine, facts = engine_alone(cfg, gguf, threads, out)
+    extra = machine_facts(pr, threads, cores) | facts
+    result = serve_and_sweep(cfg, out, gguf, fl, extra, engine)
+    print("4/4 report")
+    render_watch_if_recorded(out)  # watch.png first, so report.html shows MBU over time
+    for line in [*read_sweep(result.summary), *read_trace_level(result.summary)]:
+        print("  " + line)
+    report = render_run(out, result.summary)
+    print(f"report: {report}")
+    if cfg.strict and any(w.severity != "info" for w in result.summary.warnings):
+        return 1
+    return 0
