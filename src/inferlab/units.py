@@ -196,12 +196,17 @@ def fmt_duration(seconds: float | None, digits: int = 4) -> str:
     if seconds is None or seconds != seconds:  # none, or NaN
         return "-"
     if abs(seconds) >= 600.0:
-        return f"{seconds / 60.0:.{digits}g} min"
+        return f"{_sig(seconds / 60.0, digits)} min"
     if abs(seconds) >= 10.0:
-        return f"{seconds:.{digits}g} s"
+        return f"{_sig(seconds, digits)} s"
     if abs(seconds) >= 1e-3 or seconds == 0:
-        return f"{seconds * 1e3:.{digits}g} ms"
+        return f"{_sig(seconds * 1e3, digits)} ms"
     return fmt_time(seconds, digits)
+
+
+def _sig(x: float, digits: int) -> str:
+    """`digits` significant digits, but whole numbers past them rather than '1.48e+03'."""
+    return f"{x:.0f}" if abs(x) >= 10**digits else f"{x:.{digits}g}"
 
 
 def fmt_count(n: float, digits: int = 4) -> str:
