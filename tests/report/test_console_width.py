@@ -7,6 +7,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from inferlab.report.console import NARROW_WIDTH, print_sweep, sweep_rows
 from inferlab.summary import EngineSplit, RunSummary, ServerLevelMetrics
 
@@ -57,14 +59,28 @@ def test_default_table_fits_100_columns_with_one_line_per_level() -> None:
     assert "engine" in text and "floor" in text  # headers on two lines: "engine" / "ms"
 
 
-def test_a_full_demo_fits_with_its_slo_load_and_trace_columns() -> None:
+@pytest.mark.parametrize(
+    ("name", "tails"),
+    [
+        ("demo_full_summary.json", (("rate=0.37/s", "stable"), ("trace", "-"), ("c=16", "-"))),
+        # the floor with two decimals (12.88) and a 'backlogged' Poisson level: the load
+        # column was cropped to 'backlogg' until the TTFT/TPOT headers broke after their name
+        (
+            "demo_full_summary_floor2dp.json",
+            (("rate=0.62/s", "backlogged"), ("trace", "-"), ("c=16", "-")),
+        ),
+    ],
+)
+def test_a_full_demo_fits_with_its_slo_load_and_trace_columns(
+    name: str, tails: tuple[tuple[str, str], ...]
+) -> None:
     """A real full demo's summary (sweep, Poisson level, trace, SLO): every cell whole."""
     from inferlab.rundir import read_summary
 
-    s = read_summary(Path(__file__).parents[1] / "data" / "demo_full_summary.json")
+    s = read_summary(Path(__file__).parents[1] / "data" / name)
     lines = _printed(s, wide=False)
     assert max(len(x) for x in lines) <= NARROW_WIDTH and "…" not in "\n".join(lines)
-    for label, tail in (("rate=0.37/s", "stable"), ("trace", "-"), ("c=16", "-")):
+    for label, tail in tails:
         row = next(x for x in lines if x.startswith(label + " "))
         assert row.rstrip().endswith(tail), row
 

@@ -174,8 +174,8 @@ SHORT = {
     "goodput req/s": "good/s",
     # headers on two lines, so no column is wider than its numbers
     "ok/fail/early": "ok/fail/\nearly",
-    "TTFT p50 ms": "TTFT p50\nms",
-    "TPOT p50 ms": "TPOT p50\nms",
+    "TTFT p50 ms": "TTFT\np50 ms",
+    "TPOT p50 ms": "TPOT\np50 ms",
     "floor ms": "floor\nms",
     "engine ms": "engine\nms",
     "tok/s/user": "tok/s/\nuser",
