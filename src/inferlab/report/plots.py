@@ -67,7 +67,8 @@ def throughput_vs_tpot(
     ax.set_yscale("log")  # the floor and a CPU server can sit an order of magnitude apart
     ax.set_title("Throughput vs per-user latency across the sweep")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    if ax.get_legend_handles_labels()[0]:  # a run whose levels have no TPOT draws nothing
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -104,18 +105,20 @@ def gap_cdf(gaps: dict[str, list[float]], path: Path) -> Path:
     plt = _plt()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for label, g in gaps.items():
-        if not g:
-            continue
         x = np.sort(np.asarray(g)) * 1e3
+        x = x[x > 0]  # tokens read in one instant: no gap a log axis can show
+        if not len(x):
+            continue
         y = np.arange(1, len(x) + 1) / len(x)
         ax1.plot(x, y, label=label)
         ax2.plot(x, 1 - y + 1 / len(x), label=label)
-    ax1.set_xscale("log")
+    if ax1.lines:  # log axes need a positive gap to draw
+        ax1.set_xscale("log")
+        ax2.set_xscale("log")
+        ax2.set_yscale("log")
     ax1.set_xlabel("inter-token gap (ms)")
     ax1.set_ylabel("fraction of gaps <= x")
     ax1.set_title("Gap distribution (CDF)")
-    ax2.set_xscale("log")
-    ax2.set_yscale("log")
     ax2.set_xlabel("inter-token gap (ms)")
     ax2.set_ylabel("fraction of gaps > x")
     ax2.set_title("Tail")
