@@ -72,9 +72,7 @@ def describe_source(model: StepSource, knobs: LlamaCppKnobs) -> str:
     how = model.overhead_source or "none given"
     return (
         f"engine alone ({model.fit.gguf.rsplit('/', 1)[-1]}, {model.fit.threads} thread(s)); "
-        f"llama.cpp policy, --parallel {knobs.parallel}, slot ctx {knobs.slot_ctx_tokens}, "
-        f"n_batch {knobs.n_batch}, n_ubatch {knobs.n_ubatch}; serving overhead "
-        f"{over * 1e3:.2f} ms/step ({how})"
+        f"{policy}; serving overhead {over * 1e3:.2f} ms/step ({how})"
     )
 
 

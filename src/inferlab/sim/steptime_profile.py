@@ -7,8 +7,8 @@ a batch past the largest profiled is extrapolated along the fitted line, and sai
 past 2x it is refused unless forced. Prompts and contexts longer than profiled are
 extrapolated and said so (they are linear terms, never refused).
 
-`request_cost_s(prompt_tokens)` (= `request_overhead_s` + a per-prompt-token part) is
-not part of any step: the simulator adds it once per request, at arrival (tokenise,
+A request's own cost (`ProfileFit.request_cost_s`: `request_overhead_s` + a per-prompt-token
+part) is not part of any step: the simulator adds it once per request, at arrival (tokenise,
 template, HTTP), before the request can join a step.
 """
 
@@ -38,10 +38,6 @@ class ProfileStepTime:
     def request_overhead_s(self) -> float:
         """Paid once per request at arrival, outside every step (plus the per-token part)."""
         return self.fit.request_overhead_s
-
-    def request_cost_s(self, prompt_tokens: int) -> float:
-        """All a request pays at arrival: the fixed part and its prompt's per-token part."""
-        return self.fit.request_cost_s(prompt_tokens)
 
     @property
     def batch_limit(self) -> int | None:

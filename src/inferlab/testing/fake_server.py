@@ -47,7 +47,7 @@ async def _models(_: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": data})
 
 
-async def _tokenize(request: web.Request) -> web.Response:
+async def tokenize(request: web.Request) -> web.Response:
     body = await request.json()
     text = body.get("content") or body.get("prompt") or ""
     return web.json_response({"tokens": list(range(len(text.split())))})
@@ -79,7 +79,7 @@ def make_app(script: Script, metrics: str = "none") -> web.Application:
         completions = fake_metrics.metered(engine, completions, log)
         app.router.add_get("/metrics", lambda _: fake_metrics.metrics_response(engine))
     app.router.add_get("/v1/models", _models)
-    app.router.add_post("/tokenize", _tokenize)
+    app.router.add_post("/tokenize", tokenize)
     app.router.add_post("/v1/completions", completions)
     app.router.add_post("/v1/chat/completions", completions)
     app.router.add_get("/health", lambda _: _json({"status": "ok"}))

@@ -31,6 +31,8 @@ from typing import Any
 
 from aiohttp import web
 
+from inferlab.testing.fake_server import tokenize
+
 MODEL = "/models/fake-steps.gguf"
 
 
@@ -113,7 +115,7 @@ class StepEngine:
                 self.running.remove(r)
 
 
-def _event(body: dict[str, Any], text: str | None, final: dict[str, Any] | None = None) -> bytes:
+def _event(text: str | None, final: dict[str, Any] | None = None) -> bytes:
     choice = {"index": 0, "text": text or "", "finish_reason": "length" if final else None}
     obj: dict[str, Any] = {"object": "text_completion", "model": MODEL, "choices": [choice]}
     if final:
@@ -146,10 +148,10 @@ class App:
         self.engine.wake.set()
         try:
             while (n := await req.out.get()) is not None:
-                await resp.write(_event(body, f" w{n}"))
+                await resp.write(_event(f" w{n}"))
             usage = {"prompt_tokens": len(words), "completion_tokens": req.made}
             timings = {"cache_n": cached, "prompt_n": len(words) - cached}
-            await resp.write(_event(body, None, {"usage": usage, "timings": timings}))
+            await resp.write(_event(None, {"usage": usage, "timings": timings}))
             await resp.write(b"data: [DONE]\n\n")
         except ConnectionResetError:  # the client closed the stream: drop it at the next step
             req.gone = True
@@ -174,18 +176,12 @@ async def _models(_: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": data})
 
 
-async def _tokenize(request: web.Request) -> web.Response:
-    body = await request.json()
-    text = body.get("content") or body.get("prompt") or ""
-    return web.json_response({"tokens": list(range(len(text.split())))})
-
-
 async def serve(script: StepScript, port: int) -> None:
     app = App(script)
     web_app = web.Application()
     web_app.router.add_get("/v1/models", _models)
     web_app.router.add_get("/props", app.props)
-    web_app.router.add_post("/tokenize", _tokenize)
+    web_app.router.add_post("/tokenize", tokenize)
     web_app.router.add_post("/v1/completions", app.completions)
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
