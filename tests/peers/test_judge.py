@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from inferlab.peers.detect import read_peer
-from inferlab.peers.judge import FloorSpec, batch_of, mean_in_flight, summarise
+from inferlab.peers.judge import batch_of, mean_in_flight, summarise
+from inferlab.physics.floor import Floor
 from inferlab.slo.grammar import parse_slo
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import STATED, with_overrides
@@ -73,9 +74,9 @@ def test_mean_in_flight_from_start_and_end(tmp_path: Path) -> None:
     assert batch == pytest.approx(0.74 / 2.4) and "in flight" in where
 
 
-def _floor(flops: float) -> FloorSpec:
+def _floor(flops: float) -> Floor:
     cost = ModelCost.stated(100e6, 1000.0, params=100e6)
-    return FloorSpec(cost, with_overrides(STATED, 10e9, flops, None))
+    return Floor(cost, with_overrides(STATED, 10e9, flops, None))
 
 
 def test_ttft_below_the_prefill_compute_floor_is_named(tmp_path: Path) -> None:

@@ -237,7 +237,7 @@ def build_summary(state: RunState) -> RunSummary:
             models_answer=info.models_answer if info else None,
         ),
         workload=_workload(cfg),
-        floor=floor_block(f.cost, f.hardware) if (f := cfg.floor) else None,
+        floor=floor_block(f) if (f := cfg.floor) else None,
         client_host={
             "python": sys.version.split()[0],
             "aiohttp": aiohttp.__version__,

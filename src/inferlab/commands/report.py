@@ -20,7 +20,7 @@ from inferlab.report.inputs import read_input
 from inferlab.slo.flags import slo_text
 
 if TYPE_CHECKING:
-    from inferlab.peers.judge import FloorSpec
+    from inferlab.physics.floor import Floor
     from inferlab.slo.grammar import Slo
 
 
@@ -91,10 +91,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def peer_floor(args: argparse.Namespace) -> FloorSpec | None:
+def peer_floor(args: argparse.Namespace) -> Floor | None:
     """--floor-gguf, or --model with --hardware, or stated figures: the floor for peers."""
     from inferlab.errors import InferlabError
-    from inferlab.peers.judge import FloorSpec
+    from inferlab.physics.floor import Floor
     from inferlab.specs.stated import cost_from, hardware_from
 
     model = args.floor_gguf or args.model
@@ -115,7 +115,7 @@ def peer_floor(args: argparse.Namespace) -> FloorSpec | None:
         args.tp,
     )
     hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
-    return FloorSpec(cost, hw)
+    return Floor(cost, hw)
 
 
 def peer_slo(args: argparse.Namespace) -> Slo | None:

@@ -11,20 +11,17 @@ forced, too few requests, and a TTFT below the prefill's compute floor.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 from inferlab.metrics.checks import check_level
 from inferlab.metrics.compare import compare_at
 from inferlab.peers.common import PeerLevel, PeerRun
 from inferlab.physics.decode import decode_point
-from inferlab.physics.floor import floor_block
+from inferlab.physics.floor import Floor, floor_block
 from inferlab.records import RequestRecord
 from inferlab.slo.attainment import evaluate
 from inferlab.slo.grammar import PERCENTILE_Q, Slo
 from inferlab.slo.outcome import outcomes
-from inferlab.specs.cost import ModelCost
-from inferlab.specs.hardware import HardwareSpec
 from inferlab.summary import (
     SCHEMA_VERSION,
     ClientStats,
@@ -36,14 +33,6 @@ from inferlab.summary import (
 )
 
 FEW_REQUESTS = 20  # below it a p90 rests on one or two requests
-
-
-@dataclass(frozen=True, slots=True)
-class FloorSpec:
-    """The model's bytes and the hardware's rates a run is held against."""
-
-    cost: ModelCost
-    hardware: HardwareSpec
 
 
 def mean_in_flight(records: tuple[RequestRecord, ...]) -> float | None:
@@ -72,15 +61,15 @@ def batch_of(lv: PeerLevel) -> tuple[float | None, str]:
     return None, "unknown: the file states no concurrency and no per-request times"
 
 
-def prefill_floor_s(f: FloorSpec, prompt_tokens: float) -> float | None:
+def prefill_floor_s(f: Floor, prompt_tokens: float) -> float | None:
     """prompt tokens x 2 x parameters / FLOP/s: no prefill of this prompt is faster."""
-    flops = f.hardware.peak_flops(f.cost.compute_dtype)
+    flops = f.peak_flops_per_s
     if flops <= 0 or prompt_tokens < 1:
         return None
     return f.cost.prefill_flops(round(prompt_tokens)) / flops
 
 
-def _below_floor(lv: PeerLevel, f: FloorSpec) -> tuple[list[float], int]:
+def _below_floor(lv: PeerLevel, f: Floor) -> tuple[list[float], int]:
     """(the TTFTs that beat their own prompt's prefill floor, requests judged)."""
     below, judged = [], 0
     for r in lv.records:
@@ -96,7 +85,7 @@ def _below_floor(lv: PeerLevel, f: FloorSpec) -> tuple[list[float], int]:
     return below, judged
 
 
-def _ttft_below_compute(lv: PeerLevel, f: FloorSpec) -> RunWarning | None:
+def _ttft_below_compute(lv: PeerLevel, f: Floor) -> RunWarning | None:
     """The level's TTFT p50 (aggregates), or any request's TTFT (per request), below what
     the prompt's prefill takes at the stated FLOP/s."""
     s, prompt = lv.summary, lv.prompt_tokens_mean
@@ -106,7 +95,7 @@ def _ttft_below_compute(lv: PeerLevel, f: FloorSpec) -> RunWarning | None:
     below, judged = _below_floor(lv, f)
     if lv.records and not below or not lv.records and s.ttft_s.p50 >= floor_s:
         return None
-    flops = f.hardware.peak_flops(f.cost.compute_dtype)
+    flops = f.peak_flops_per_s
     who = f"TTFT p50 {s.ttft_s.p50 * 1e3:.4g} ms is"
     if lv.records:
         who = f"{len(below)} of {judged} requests had a TTFT (fastest {min(below) * 1e3:.4g} ms)"
@@ -138,7 +127,7 @@ def _few_requests(lv: PeerLevel) -> RunWarning | None:
     return RunWarning("few_requests", lv.summary.label, "info", msg)
 
 
-def level_warnings(lv: PeerLevel, f: FloorSpec | None) -> list[RunWarning]:
+def level_warnings(lv: PeerLevel, f: Floor | None) -> list[RunWarning]:
     """bench's checks on the records (or the summary alone), then the peer-file checks."""
     s = lv.summary
     ceiling = None
@@ -160,7 +149,7 @@ def level_warnings(lv: PeerLevel, f: FloorSpec | None) -> list[RunWarning]:
     return warns + [w for w in extra if w is not None]
 
 
-def compare_level(lv: PeerLevel, f: FloorSpec) -> LevelSummary:
+def compare_level(lv: PeerLevel, f: Floor) -> LevelSummary:
     s = lv.summary
     batch, _ = batch_of(lv)
     ctx = round((lv.prompt_tokens_mean or 0) + (lv.output_tokens_mean or 0) / 2)
@@ -198,7 +187,7 @@ def slo_on_percentiles(s: LevelSummary, slo: Slo) -> list[dict[str, Any]]:
     return out
 
 
-def judge_level(lv: PeerLevel, f: FloorSpec | None, slo: Slo | None) -> LevelSummary:
+def judge_level(lv: PeerLevel, f: Floor | None, slo: Slo | None) -> LevelSummary:
     s = compare_level(lv, f) if f is not None else lv.summary
     if slo is None:
         return s
@@ -221,7 +210,7 @@ def _mean(levels: tuple[PeerLevel, ...], attr: str) -> int:
     return round(sum(xs) / len(xs)) if xs else 0
 
 
-def summarise(run: PeerRun, f: FloorSpec | None = None, slo: Slo | None = None) -> RunSummary:
+def summarise(run: PeerRun, f: Floor | None = None, slo: Slo | None = None) -> RunSummary:
     """The peer's run in inferlab's schema, judged against the floor and the SLO given."""
     levels = tuple(judge_level(lv, f, slo) for lv in run.levels)
     warns = [w for lv in run.levels for w in level_warnings(lv, f)]
@@ -240,7 +229,7 @@ def summarise(run: PeerRun, f: FloorSpec | None = None, slo: Slo | None = None) 
             output_tokens=_mean(run.levels, "output_tokens_mean"),
             requests_per_level=max((lv.summary.requests_measured for lv in run.levels), default=0),
         ),
-        floor=floor_block(f.cost, f.hardware) if f is not None else None,
+        floor=floor_block(f) if f is not None else None,
         extra={"peer_file": str(run.path), "floor_batch_from": batches},
         levels=levels,
         warnings=tuple(warns),

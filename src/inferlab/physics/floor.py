@@ -8,10 +8,13 @@ the same one to both.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
-from inferlab.summary import FloorBlock
+
+if TYPE_CHECKING:
+    from inferlab.summary import FloorBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +29,11 @@ class Floor:
         return self.hardware.peak_flops(self.cost.compute_dtype)
 
 
-def floor_block(cost: ModelCost, hw: HardwareSpec) -> FloorBlock:
+def floor_block(f: Floor) -> FloorBlock:
     """The floor's inputs as a summary records them (bench's run and a judged peer's file)."""
+    from inferlab.summary import FloorBlock  # the schema, only when a summary is written
+
+    cost, hw = f.cost, f.hardware
     return FloorBlock(
         model=cost.name,
         model_source=cost.source,
@@ -37,5 +43,5 @@ def floor_block(cost: ModelCost, hw: HardwareSpec) -> FloorBlock:
         hardware=hw.name,
         hardware_source=hw.source,
         bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-        peak_flops_per_s=hw.peak_flops(cost.compute_dtype),
+        peak_flops_per_s=f.peak_flops_per_s,
     )

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from inferlab.rundir import load_summary
 
 if TYPE_CHECKING:
-    from inferlab.peers.judge import FloorSpec
+    from inferlab.physics.floor import Floor
     from inferlab.slo.grammar import Slo
     from inferlab.summary import RunSummary
 
@@ -51,7 +51,7 @@ def render_run(out_dir: Path, summary: RunSummary) -> Path:
 Read = tuple[str, "RunSummary | None", Path, "str | None"]
 
 
-def read_input(d: Path, floor: FloorSpec | None, slo: Slo | None) -> Read:
+def read_input(d: Path, floor: Floor | None, slo: Slo | None) -> Read:
     """(name, summary, path, peer tool): a run folder (tool None) or a peer's file."""
     if d.name == "summary.json" and d.is_file():
         d = d.parent  # an inferlab run's own summary: its folder
