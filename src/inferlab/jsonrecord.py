@@ -192,7 +192,7 @@ class JsonRecord:
             elif "flat" in m:
                 out.update(v.to_json())
             elif m.get("inf_null") and isinstance(v, float) and math.isinf(v):
-                out[m.get("key", f.name)] = None
+                out[_key(f)] = None
             else:
                 out[_key(f)] = _encode(v)
         return {**out, **self.JSON_CONSTANTS}
@@ -218,8 +218,7 @@ class JsonRecord:
         hints, kw = _hints(cls), dict[str, Any]()
         for f in fields(cls):  # type: ignore[arg-type]
             m = f.metadata
-            k = m.get("key", f.name)
-            at = f"{where}.{k}" if where else k
+            k = _key(f)
             if m.get("rest"):
                 known = cls.known_keys()
                 kw[f.name] = {k: v for k, v in d.items() if k not in known}

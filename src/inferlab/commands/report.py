@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inferlab.argtypes import real
-from inferlab.commands.common import add_hardware, add_model
+from inferlab.commands.common import add_hardware, add_model, resolve_hardware
 from inferlab.console.report_view import compare_all, show_peer, show_run
 from inferlab.report.inputs import read_input
 from inferlab.slo.flags import slo_text
@@ -95,7 +95,7 @@ def peer_floor(args: argparse.Namespace) -> Floor | None:
     """--floor-gguf, or --model with --hardware, or stated figures: the floor for peers."""
     from inferlab.errors import InferlabError
     from inferlab.physics.floor import Floor
-    from inferlab.specs.stated import cost_from, hardware_from
+    from inferlab.specs.stated import cost_from
 
     model = args.floor_gguf or args.model
     stated = args.weight_bytes is not None
@@ -114,8 +114,7 @@ def peer_floor(args: argparse.Namespace) -> Floor | None:
         args.params,
         args.tp,
     )
-    hw = hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
-    return Floor(cost, hw)
+    return Floor(cost, resolve_hardware(args))
 
 
 def peer_slo(args: argparse.Namespace) -> Slo | None:

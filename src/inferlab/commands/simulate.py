@@ -6,7 +6,6 @@ Flags in, one `SimConfig` (sim/level.py), one call (`sim.run.run` or, with --fin
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,8 +79,6 @@ def config_from(args: argparse.Namespace) -> SimConfig:
 
     from inferlab.sim.level import SimConfig
 
-    if not 0 <= args.stagger < math.inf:
-        raise InferlabError("--stagger must be a finite time >= 0, e.g. 2s")
     limits = limits_from(args)
     level = _level(args)
     workload = load_from_args(args, SIM_LOAD)
