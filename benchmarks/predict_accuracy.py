@@ -474,19 +474,13 @@ def reprint(out: Path) -> int:
 def server(a: argparse.Namespace, opts: Any) -> Iterator[Any]:
     """The server measured: --url's, the scripted fake (--fake), else a llama-server."""
     from inferlab.engines.llama_server import LlamaServer
-    from inferlab.testing.fake_server import serving
-    from inferlab.testing.fake_steps import StepScript
+    from inferlab.testing.fake_steps import StepScript, running_fake_steps
 
     if a.url:
         yield Running(a.url)
     elif a.fake:
         script = StepScript(slots=a.parallel, ctx_per_slot=a.ctx_per_slot, threads=a.threads)
-        flags = [
-            x
-            for f in dataclasses.fields(script)
-            for x in (f"--{f.name}", str(getattr(script, f.name)))
-        ]
-        with serving("inferlab.testing.fake_steps", flags) as url:
+        with running_fake_steps(script) as url:
             yield Running(url)
     else:
         with LlamaServer(opts) as srv:

@@ -26,12 +26,13 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from aiohttp import web
 
-from inferlab.testing.fake_server import tokenize
+from inferlab.testing.fake_server import serving, tokenize
 
 MODEL = "/models/fake-steps.gguf"
 
@@ -189,6 +190,14 @@ async def serve(script: StepScript, port: int) -> None:
     await site.start()
     print(f"PORT {runner.addresses[0][1]}", flush=True)
     await app.engine.loop()
+
+
+@contextlib.contextmanager
+def running_fake_steps(script: StepScript) -> Iterator[str]:
+    """Start the fake in its own process on a free port; yield its /v1 base URL."""
+    flags = [a for f in fields(script) for a in (f"--{f.name}", str(getattr(script, f.name)))]
+    with serving("inferlab.testing.fake_steps", flags) as url:
+        yield url
 
 
 def main() -> None:
