@@ -24,7 +24,7 @@ from inferlab.profile.record import load_profile
 from inferlab.testing.fake_steps import StepScript, running_fake_steps
 
 SCRIPT = StepScript(per_prompt_token_s=100e-6, per_kilo_pair_s=0.3e-3, ctx_per_slot=640)
-TERMS = ("base_s", "per_decode_s", "per_context_token_s")
+TERMS = ("base_s", "per_decode_s", "per_context_token_s", "per_ubatch_s")
 SHAPES = ((16, 0), (128, 0), (384, 0), (256, 128), (128, 256))  # (prompt, cached)
 
 

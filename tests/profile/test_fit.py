@@ -16,19 +16,20 @@ SCRIPT = StepScript()
 
 
 def _obs(
-    probe: Probe, d: int, ctx_each: int, n: int, k: int, script: StepScript = SCRIPT
+    probe: Probe, d: int, ctx_each: int, n: int, k: int, script: StepScript = SCRIPT, u: int = 1
 ) -> Observation:
-    t = script.step_s([ctx_each] * d, [(n, k)] if n else [])
+    t = script.step_s([ctx_each] * d, [(n, k)] if n else [], u)
     if probe in ("lone", "prefix"):
         t += script.request_overhead_s + script.request_per_prompt_token_s * (n + k)
-    return Observation(probe, d, d * ctx_each, n, k, t, t, t, 3)
+    return Observation(probe, d, d * ctx_each, n, k, t, t, t, 3, ubatches=u)
 
 
 def scripted_observations(script: StepScript = SCRIPT) -> list[Observation]:
     out = [_obs("lone", 0, 0, p, 0, script) for p in (16, 128, 384)]
     out += [_obs("decode", d, 40, 0, 0, script) for d in (1, 2, 4)]
     out += [_obs("context", d, 400, 0, 0, script) for d in (1, 4)]
-    out += [_obs("mixed", d, 60, p, 0, script) for d in (1, 3) for p in (32, 128, 384)]
+    out += [_obs("mixed", d, 60, p, 0, script, 2) for d in (1, 3) for p in (32, 128, 384)]
+    out += [_obs("split", d, 40, 0, 0, script, d) for d in (2, 4)]
     out += [_obs("prefix", 0, 0, 384 - k, k, script) for k in (128, 256)]
     return out
 

@@ -43,6 +43,18 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
         "decode",
         "context",
         "mixed",
+        "split",
+    }
+    # every probe names its slots, so each step's ubatches are known (sim/ubatches.py):
+    # decoders in slots 0..D-1 are one, a prompt beside them a second, slots 0, 2 two
+    by_probe = {(o.probe, o.ubatch_count) for o in profile.observations}
+    assert by_probe == {
+        ("lone", 1),
+        ("prefix", 1),
+        ("decode", 1),
+        ("context", 1),
+        ("mixed", 2),
+        ("split", 2),
     }
     prefix = [o for o in profile.observations if o.probe == "prefix"]
     assert [o.cached_tokens for o in prefix] == [128, 256]  # cache_n, as the fake reported it

@@ -20,6 +20,8 @@ class Recorder:
     def __init__(self) -> None:
         self.steps: list[tuple[tuple[int, ...], int]] = []
 
+    extra_ubatch_s = 0.0
+
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         self.steps.append((tuple(n for n, _ in prefill), decode.count))
         return 1.0

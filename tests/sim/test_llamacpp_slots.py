@@ -31,6 +31,8 @@ class Scripted:
     def __init__(self) -> None:
         self.steps: list[tuple[tuple[tuple[int, int], ...], int]] = []
 
+    extra_ubatch_s = 0.0
+
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         self.steps.append((tuple(prefill), decode.count))
         return 10 * MS + MS * sum(n for n, _ in prefill) + 2 * MS * decode.count

@@ -5,8 +5,12 @@ k tokens cached before each) takes
 
     base + per_decode x D + per_context_token x C
          + per_prompt_token x sum(n) + per_kilo_pair x sum(n x (k + n/2)) / 1000
+         + per_ubatch x (ubatches - 1)
 
-the last term being the prompt's attention over what it sees (cached tokens and itself).
+the pairs term being the prompt's attention over what it sees (cached tokens and itself),
+the last one what each more pass over the weights costs when llama.cpp cuts the step into
+several ubatches (decoders in slots that are not consecutive, a prompt beside decoders:
+sim/ubatches.py).
 A request also pays, once, `request_overhead_s + request_per_prompt_token_s x its prompt
 tokens` (tokenise, template, HTTP, the client: all grow with the prompt's text): a lone
 request's TTFT is that plus its prefill step; a decoder's gap never holds it. The two
@@ -33,6 +37,7 @@ TERMS = (
     "per_context_token_s",
     "per_prompt_token_s",
     "per_kilo_pair_s",
+    "per_ubatch_s",
     "request_overhead_s",
     "request_per_prompt_token_s",
 )
@@ -48,6 +53,7 @@ def features(o: Observation) -> list[float]:
         float(o.context_tokens),
         float(n),
         n * (k + n / 2) / 1000,
+        float(o.ubatch_count - 1),
         req,
         req * (n + k),
     ]
@@ -60,6 +66,7 @@ class Residual(JsonRecord):
     context_tokens: int
     prompt_tokens: int
     cached_tokens: int
+    ubatches: int
     measured_s: float
     predicted_s: float
     error: float  # (predicted - measured) / measured
@@ -82,6 +89,7 @@ class ProfileFit(JsonRecord):
     max_context_tokens: int  # one sequence's context
     max_cached_tokens: int
     residuals: tuple[Residual, ...]
+    per_ubatch_s: float = 0.0  # each ubatch past the first in a step
 
     def step_s(self, decoders: int, context_sum: int, prompt_tokens: int, pairs: float) -> float:
         """One step; `pairs`: sum over chunks of n x (k + n/2)."""
@@ -92,6 +100,18 @@ class ProfileFit(JsonRecord):
             + self.per_prompt_token_s * prompt_tokens
             + self.per_kilo_pair_s * pairs / 1000
         )
+
+    def formula(self) -> list[str]:
+        """The step and the per-request cost, in words (the console and `simulate` print it)."""
+        return [
+            f"step = {self.base_s * 1e3:.2f} ms + {self.per_decode_s * 1e3:.3f} ms per decoder "
+            f"+ {self.per_context_token_s * 1e6:.3f} us per context token "
+            f"+ {self.per_prompt_token_s * 1e3:.3f} ms per prompt token "
+            f"+ {self.per_kilo_pair_s * 1e3:.4f} ms per 1000 prompt x attended token pairs "
+            f"+ {self.per_ubatch_s * 1e3:.2f} ms per ubatch past the first",
+            f"per request at arrival: {self.request_overhead_s * 1e3:.2f} ms + "
+            f"{self.request_per_prompt_token_s * 1e3:.4f} ms per prompt token",
+        ]
 
     def request_cost_s(self, prompt_tokens: int) -> float:
         """What one request pays once, outside every step."""
@@ -141,6 +161,7 @@ def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
             o.context_tokens,
             o.prompt_tokens,
             o.cached_tokens,
+            o.ubatch_count,
             o.median_s,
             p,
             (p - o.median_s) / o.median_s,

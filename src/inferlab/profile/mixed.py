@@ -7,6 +7,8 @@ token is the step that carried the prompt: D decoders + P prompt tokens. One sam
 prompt is the median over the decoders; the observation is the median over repeats.
 
 Each prompt gets D fresh decoders of DECODER_TOKENS tokens, left to end on their own.
+The decoders are in slots 0..D-1 and the prompt in slot D: llama.cpp computes that step
+as two ubatches (the D + 1 sequences' first tokens, then the prompt's rest; sim/ubatches.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 
 from inferlab.profile.probes import Client, ProbeError, summarise, wait_for
 from inferlab.profile.record import Observation
@@ -37,8 +40,8 @@ class Decoders:
         texts = [await self.c.prompt(self.prompt) for _ in range(self.batch)]
         self.recs = [self.c.record(n, DECODER_TOKENS, "mixed") for _, n in texts]
         self.tasks = [
-            asyncio.create_task(self.c.send(t, r))
-            for (t, _), r in zip(texts, self.recs, strict=True)
+            asyncio.create_task(self.c.send(t, r, slot=k))
+            for k, ((t, _), r) in enumerate(zip(texts, self.recs, strict=True))
         ]
 
         def settled() -> bool:
@@ -86,7 +89,7 @@ async def one_prompt(c: Client, batch: int, tokens: int) -> tuple[float, int, in
     d = Decoders(c, batch, 16)
     try:
         await d.start()
-        rec = await c.send(text, c.record(n, 1, "mixed"))
+        rec = await c.send(text, c.record(n, 1, "mixed"), slot=batch)
         await wait_for(d.done, "decoders finished")
     except BaseException:
         await d.cancel()
@@ -111,14 +114,13 @@ async def mixed(c: Client, batch: int, prompts: Sequence[int], repeats: int) -> 
                 break
         if not rows:
             raise ProbeError(f"the mixed probe at D={batch}, P={p} never saw the prompt's step")
-        out.append(
-            summarise(
-                "mixed",
-                [r[0] for r in rows],
-                batch,
-                round(statistics.fmean(r[1] for r in rows)),
-                round(statistics.median(r[2] for r in rows)),
-                0,
-            )
+        o = summarise(
+            "mixed",
+            [r[0] for r in rows],
+            batch,
+            round(statistics.fmean(r[1] for r in rows)),
+            round(statistics.median(r[2] for r in rows)),
+            0,
         )
+        out.append(replace(o, ubatches=2))
     return out

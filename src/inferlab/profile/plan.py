@@ -24,6 +24,7 @@ class ProbePlan:
     context_batches: tuple[int, ...]
     mixed_decoders: tuple[int, ...]  # D steady decoders (a slot stays free for the prompt)
     mixed_prompts: tuple[int, ...]  # P: the arriving prompt
+    split_batches: tuple[int, ...]  # D streams in slots 0, 2, 4...: one ubatch each
     prefix_prompt: int  # the prefix probe's whole prompt
     prefix_cached: tuple[int, ...]  # K: its first tokens, cached by a request before it
 
@@ -51,6 +52,7 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
         context_batches=_fit((1, slots), slots),
         mixed_decoders=_fit(mixed_d, max(slots - 1, 1)) if slots > 1 else (),
         mixed_prompts=_fit(mixed, room),
+        split_batches=_fit((2, (slots + 1) // 2), (slots + 1) // 2) if slots > 2 else (),
         prefix_prompt=min(384, room),
         prefix_cached=_fit((128, 256) if not wide else (64, 128, 256, 320), min(384, room) - 16),
     )

@@ -8,6 +8,11 @@ Times are the client's socket-read stamps (bench/client.py), on one monotonic cl
   context  the same after a long prompt: the step at a larger context
   mixed    D streams decoding, then a prompt of P tokens: the gap each decoder sees at the
            prompt's first token is the step that carried the prompt
+  split    D streams in slots that are not consecutive: llama.cpp computes each in a
+           ubatch of its own (sim/ubatches.py), so the gap prices a ubatch
+Every request names its slot (llama-server's `id_slot`), so each probe's step has the
+ubatches it is recorded with: streams in slots 0..D-1 are one ubatch, a prompt beside
+them a second, streams in slots 0, 2, 4... one each.
 A request that fails ends the profile (ProbeError: one line, nothing written).
 """
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +34,9 @@ from inferlab.errors import InferlabError
 from inferlab.profile.record import Observation, Probe
 from inferlab.profile.serverstep import StepSampler
 from inferlab.records import RequestRecord
+from inferlab.sim.ubatches import count_ubatches
 
+N_UBATCH = 512  # llama-server's --ubatch-size default (and inferlab serve's)
 WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
 
 
@@ -66,9 +74,13 @@ class Client:
         self.sent += 1
         return RequestRecord(self.sent, probe, "measure", prompt_tokens, max_tokens)
 
-    async def send(self, text: str, rec: RequestRecord, cache: bool = False) -> RequestRecord:
-        """Stream one request into `rec`; ProbeError if it fails."""
+    async def send(
+        self, text: str, rec: RequestRecord, cache: bool = False, slot: int | None = None
+    ) -> RequestRecord:
+        """Stream one request into `rec` (in slot `slot`); ProbeError if it fails."""
         ep = replace(self.endpoint, cache_prompt=cache) if cache else self.endpoint
+        if slot is not None:
+            ep = replace(ep, extra_body_json=json.dumps({"id_slot": slot}))
         await stream_request(self.session, ep, rec, text, self.t0_ns)
         if not rec.ok:
             raise ProbeError(
@@ -100,7 +112,9 @@ async def lone(c: Client, tokens: int, repeats: int) -> Observation:
         rec = await c.send(text, c.record(n, 1, "lone"))
         times.append(ttft_s(rec))
         sizes.append(rec.prompt_tokens or n)
-    return summarise("lone", times, 0, 0, int(statistics.median(sizes)), 0)
+    n = int(statistics.median(sizes))
+    o = summarise("lone", times, 0, 0, n, 0)
+    return replace(o, ubatches=count_ubatches([(0, n)], N_UBATCH))
 
 
 async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observation:
@@ -109,15 +123,16 @@ async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observatio
         block = await make_block(
             c.session, c.root_url, c.endpoint.model, cached, c.next_seed() + 10**6
         )
-        await c.send(block, c.record(cached, 1, "prefix"), cache=True)  # leaves it in a slot
+        await c.send(block, c.record(cached, 1, "prefix"), cache=True, slot=0)  # left in slot 0
         text, n = await c.prompt(total, shared=block)
-        rec = await c.send(text, c.record(n, 1, "prefix"), cache=True)
+        rec = await c.send(text, c.record(n, 1, "prefix"), cache=True, slot=0)
         hit = rec.cached_prompt_tokens_server or rec.cached_prompt_tokens or 0
         times.append(ttft_s(rec))
         news.append((rec.prompt_tokens or n) - hit)
         hits.append(hit)
-    k = int(statistics.median(hits))
-    return summarise("prefix", times, 0, 0, int(statistics.median(news)), k)
+    k, n = int(statistics.median(hits)), int(statistics.median(news))
+    o = summarise("prefix", times, 0, 0, n, k)
+    return replace(o, ubatches=count_ubatches([(0, n)], N_UBATCH))
 
 
 MIN_GAPS = 8  # gaps needed before a batch's decode step is read from them
@@ -150,6 +165,12 @@ def steady_gaps(recs: Sequence[RequestRecord], prompt: int) -> tuple[int, list[f
     return batch, [g for g, _ in rows], mean_ctx
 
 
+def slots_of(probe: Probe, batch: int) -> list[int]:
+    """Where a probe's D streams go: slots 0..D-1 (one ubatch), or 0, 2, 4... (`split`)."""
+    step = 2 if probe == "split" else 1
+    return list(range(0, step * batch, step))
+
+
 async def streams(
     c: Client, probe: Probe, batch: int, prompt: int, output: int, repeats: int
 ) -> Observation:
@@ -158,10 +179,16 @@ async def streams(
     is the largest the streams really decoded at together."""
     runs: list[tuple[int, list[float], float]] = []
     server: list[float] = []
+    slots = slots_of(probe, batch)
     for _ in range(repeats):
         texts = [await c.prompt(prompt) for _ in range(batch)]
         async with c.sampler.sampling() as sampler:
-            recs = await asyncio.gather(*(c.send(t, c.record(n, output, probe)) for t, n in texts))
+            recs = await asyncio.gather(
+                *(
+                    c.send(t, c.record(n, output, probe), slot=k)
+                    for (t, n), k in zip(texts, slots, strict=True)
+                )
+            )
         runs.append(steady_gaps(recs, prompt))
         start = (c.t0_ns + max(r.event_ns[0] for r in recs)) / 1e9
         step = sampler.step_s(start, (c.t0_ns + min(r.event_ns[-1] for r in recs)) / 1e9)
@@ -173,6 +200,7 @@ async def streams(
     gaps = [g for k, gs, _ in runs if k == got for g in gs]
     ctx = statistics.fmean(x for k, _, x in runs if k == got)
     o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
+    o = replace(o, ubatches=got if probe == "split" else 1)  # any of 0, 2, 4... is alone
     return replace(o, server_step_s=statistics.median(server)) if server else o
 
 

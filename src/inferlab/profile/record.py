@@ -23,8 +23,9 @@ PROFILE_NAME = "profile.json"
 
 # lone: a request alone (TTFT); prefix: alone, its first tokens cached (TTFT);
 # decode / context: the gap between tokens of D steady streams (short / long prompts);
-# mixed: the stall D steady decoders see while a prompt arrives.
-Probe = Literal["lone", "prefix", "decode", "context", "mixed"]
+# mixed: the stall D steady decoders see while a prompt arrives;
+# split: the gap of D steady streams in slots that are not consecutive (one ubatch each).
+Probe = Literal["lone", "prefix", "decode", "context", "mixed", "split"]
 TTFT_PROBES = ("lone", "prefix")
 
 
@@ -54,6 +55,12 @@ class Observation(JsonRecord):
     p75_s: float
     n: Count  # repeats (or gaps) behind the median
     server_step_s: float | None = optional()  # /metrics' own step over the same window
+    # llama.cpp's physical passes in the step (sim/ubatches.py); None: one (older profiles)
+    ubatches: int | None = optional()
+
+    @property
+    def ubatch_count(self) -> int:
+        return self.ubatches or 1
 
     @property
     def with_request_cost(self) -> bool:

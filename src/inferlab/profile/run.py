@@ -66,6 +66,7 @@ async def _probe_all(
     def note(o: Observation) -> Observation:
         say(
             f"{o.probe:8} D={o.decoders:<3} P={o.prompt_tokens:<5} K={o.cached_tokens:<4} "
+            f"U={o.ubatch_count} "
             f"median {o.median_s * 1e3:8.2f} ms  "
             f"(p25 {o.p25_s * 1e3:.2f}, p75 {o.p75_s * 1e3:.2f}, n={o.n})"
         )
@@ -78,6 +79,8 @@ async def _probe_all(
         note(await probes.lone(c, p, r))
     for b in plan.decode_batches:
         note(await probes.streams(c, "decode", b, SHORT_PROMPT, plan.decode_output, 2))
+    for b in plan.split_batches:
+        note(await probes.streams(c, "split", b, SHORT_PROMPT, plan.decode_output, 2))
     for b in plan.context_batches:
         note(await probes.streams(c, "context", b, plan.context_prompt, plan.decode_output, 1))
     for d in plan.mixed_decoders:

@@ -110,6 +110,7 @@ class Engine:
         requests: RequestModel = PLAIN,
     ) -> None:
         self.model = model
+        self._ubatch_s = model.extra_ubatch_s
         self.scheduler: Scheduler = make_scheduler(policy)
         self.running = Running(
             KVBlockManager.for_tokens(policy.kv_capacity_tokens, policy.block_tokens)
@@ -206,6 +207,8 @@ class Engine:
         chunks = batch.chunks
         prefill = [(k, r.prefilled) for r, k in chunks] if chunks else NO_PREFILL
         dt = self.model.step_time_s(prefill, decode)
+        if batch.ubatches > 1:
+            dt += (batch.ubatches - 1) * self._ubatch_s
         size = decode.count + len(chunks)
         rows = self._rows
         rows += (t, size, running.kv.used_blocks, len(self.waiting))

@@ -22,6 +22,7 @@ class Policy:
     chunk_tokens: int | None = None  # chunked prefill (continuous): prompt tokens per step
     kv_capacity_tokens: int | None = None  # None: unlimited
     block_tokens: int = 16
+    ubatch_tokens: int | None = None  # llama.cpp's n_ubatch: its batch is cut in ubatches
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class Batch:
 
     chunks: tuple[tuple[SimRequest, int], ...]  # (request, prompt tokens this step)
     decodes: bool
+    ubatches: int = 1  # physical passes (llama.cpp, sim/ubatches.py); each past one costs more
 
     def size(self, running: Running) -> int:
         return len(self.chunks) + (running.decoding if self.decodes else 0)

@@ -37,6 +37,12 @@ class StepTimeModel(Protocol):
         """prefill: (chunk tokens, tokens cached before it) per sequence."""
         ...
 
+    @property
+    def extra_ubatch_s(self) -> float:
+        """What each physical ubatch past the first adds to a step (Batch.ubatches); 0 for
+        a model that does not tell them apart."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class RooflineStepTime:
@@ -62,6 +68,10 @@ class RooflineStepTime:
         object.__setattr__(self, "_kv_token_bytes", c.kv_bytes_per_token)
         object.__setattr__(self, "_linear", c.kv_window_tokens is None)
         object.__setattr__(self, "_weights", {})
+
+    @property
+    def extra_ubatch_s(self) -> float:
+        return 0.0
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         tokens = decode.count
@@ -95,6 +105,10 @@ class FittedStepTime:
     per_decode_s: float  # b: each decoding sequence
     per_prefill_token_s: float  # p: each prompt token
     source: str = "fitted"
+
+    @property
+    def extra_ubatch_s(self) -> float:
+        return 0.0
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         n_pre = sum(n for n, _ in prefill)

@@ -180,6 +180,10 @@ class EngineStepTime:
             t = self._decode[count] = self.fit.decode_at(count)
         return t
 
+    @property
+    def extra_ubatch_s(self) -> float:
+        return 0.0
+
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         fit = self.fit
         n_pre = sum(n for n, _ in prefill)

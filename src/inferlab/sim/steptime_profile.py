@@ -40,6 +40,10 @@ class ProfileStepTime:
         return self.fit.request_overhead_s
 
     @property
+    def extra_ubatch_s(self) -> float:
+        return self.fit.per_ubatch_s
+
+    @property
     def batch_limit(self) -> int | None:
         return None if self.force else int(EXTRAPOLATION_LIMIT * max(self.fit.max_decoders, 1))
 
@@ -75,12 +79,7 @@ def describe_profile_fit(
 ) -> list[str]:
     f = m.fit
     out = [
-        f"step = {f.base_s * 1e3:.2f} ms + {f.per_decode_s * 1e3:.3f} ms per decoder "
-        f"+ {f.per_context_token_s * 1e6:.3f} us per context token "
-        f"+ {f.per_prompt_token_s * 1e3:.3f} ms per prompt token "
-        f"+ {f.per_kilo_pair_s * 1e3:.4f} ms per 1000 prompt x attended token pairs",
-        f"per request at arrival: {f.request_overhead_s * 1e3:.2f} ms + "
-        f"{f.request_per_prompt_token_s * 1e3:.4f} ms per prompt token",
+        *f.formula(),
         f"fitted on {len(f.residuals)} probes, worst residual {f.worst_error:+.1%}"
         if f.residuals
         else "no probes",

@@ -6,11 +6,15 @@ free slots, and lasts
 
     base + per_decode x D + per_context_token x (decoders' contexts)
          + per_prompt_token x (new prompt tokens) + per_kilo_pair x sum n(k + n/2)/1000
+         + per_ubatch x (ubatches - 1)
 
-then every decoder gets a token and every admitted prompt its first. A request arriving
-mid-step joins the next one. A request waits request_overhead + request_per_prompt_token
-x its prompt tokens (its per-request cost) before it can join a step. A decoder's context
-is its prompt plus the tokens it has.
+then every decoder gets a token and every admitted prompt its first. The ubatches are
+llama.cpp's cut of the step by slot ids (sim/ubatches.py); a request takes the slot its
+`id_slot` names (waiting while it is busy), else the idle slot released longest ago
+(the highest of equals), as llama-server's get_available_slot without a cached prompt.
+A request arriving mid-step joins the next one. A request waits request_overhead +
+request_per_prompt_token x its prompt tokens (its per-request cost) before it can join a
+step. A decoder's context is its prompt plus the tokens it has.
 Prompts sent with cache_prompt reuse the longest common word prefix with an earlier
 cached prompt (one token per word; `timings.cache_n` says how many).
 `--die-after N`: the process exits (as a crash) when request N+1 arrives.
@@ -32,6 +36,7 @@ from typing import Any
 
 from aiohttp import web
 
+from inferlab.sim.ubatches import count_ubatches
 from inferlab.testing.fake_server import serving, tokenize
 
 MODEL = "/models/fake-steps.gguf"
@@ -44,6 +49,7 @@ class StepScript:
     per_context_token_s: float = 20e-6
     per_prompt_token_s: float = 50e-6
     per_kilo_pair_s: float = 0.1e-3
+    per_ubatch_s: float = 0.006
     request_overhead_s: float = 0.015
     request_per_prompt_token_s: float = 20e-6
     slots: int = 4
@@ -51,10 +57,13 @@ class StepScript:
     threads: int = 1
     die_after: int = 0  # 0: never
 
-    def step_s(self, decode_ctx: list[int], chunks: list[tuple[int, int]]) -> float:
+    def step_s(
+        self, decode_ctx: list[int], chunks: list[tuple[int, int]], ubatches: int = 1
+    ) -> float:
         pairs = sum(n * (k + n / 2) for n, k in chunks)
         return (
-            self.base_s
+            self.per_ubatch_s * max(ubatches - 1, 0)
+            + self.base_s
             + self.per_decode_s * len(decode_ctx)
             + self.per_context_token_s * sum(decode_ctx)
             + self.per_prompt_token_s * sum(n for n, _ in chunks)
@@ -67,6 +76,8 @@ class _Req:
     words: list[str]
     max_tokens: int
     cached: int
+    want_slot: int = -1  # id_slot; -1: any
+    slot: int = -1
     out: asyncio.Queue[int | None] = field(default_factory=asyncio.Queue)
     made: int = 0
     gone: bool = False  # the client closed the stream
@@ -80,7 +91,34 @@ class StepEngine:
         self.waiting: list[_Req] = []
         self.running: list[_Req] = []
         self.cache: list[list[str]] = []
+        self.released = [-1.0] * script.slots  # when each slot was last released
         self.wake = asyncio.Event()
+
+    def _admit(self) -> list[_Req]:
+        """The waiting requests that get a slot now (the rest keep waiting, in order)."""
+        free = set(range(self.s.slots)) - {r.slot for r in self.running}
+        admit, wait = [], []
+        for r in self.waiting:
+            if r.want_slot >= 0:
+                ok = r.want_slot % self.s.slots in free
+                r.slot = r.want_slot % self.s.slots
+            elif free:
+                ok, r.slot = True, min(free, key=lambda k: (self.released[k], -k))
+            else:
+                ok = False
+            if ok:
+                free.discard(r.slot)
+                admit.append(r)
+            else:
+                wait.append(r)
+        self.waiting = wait
+        return sorted(admit, key=lambda r: r.slot)
+
+    def _ubatches(self, admit: list[_Req]) -> int:
+        seqs = [(r.slot, 1) for r in self.running] + [
+            (r.slot, len(r.words) - r.cached) for r in admit
+        ]
+        return count_ubatches(seqs, 512)
 
     def cached_prefix(self, words: list[str]) -> int:
         best = 0
@@ -101,19 +139,19 @@ class StepEngine:
                 await self.wake.wait()
                 continue
             t0 = time.perf_counter()
-            free = self.s.slots - len(self.running)
-            admit, self.waiting = self.waiting[:free], self.waiting[free:]
+            admit = self._admit()
             ctx = [len(r.words) + r.made for r in self.running]
             chunks = [(len(r.words) - r.cached, r.cached) for r in admit]
-            due = t0 + self.s.step_s(ctx, chunks)
+            due = t0 + self.s.step_s(ctx, chunks, self._ubatches(admit))
             await asyncio.sleep(max(due - time.perf_counter(), 0.0))
             for r in [*self.running, *admit]:
                 r.made += 1
                 r.out.put_nowait(r.made)
-            self.running += admit
+            self.running = sorted([*self.running, *admit], key=lambda r: r.slot)
             for r in [r for r in self.running if r.made >= r.max_tokens]:
                 r.out.put_nowait(None)
                 self.running.remove(r)
+                self.released[r.slot] = time.perf_counter()
 
 
 def _event(text: str | None, final: dict[str, Any] | None = None) -> bytes:
@@ -139,7 +177,7 @@ class App:
         cached = self.engine.cached_prefix(words) if body.get("cache_prompt") else 0
         if body.get("cache_prompt"):
             self.engine.cache.append(words)
-        req = _Req(words, int(body.get("max_tokens", 16)), cached)
+        req = _Req(words, int(body.get("max_tokens", 16)), cached, int(body.get("id_slot", -1)))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await asyncio.sleep(

@@ -22,6 +22,7 @@ class BatchScheduler:
     # Whether every arrival of an instant is seen before a step starts (a server that drains
     # its task queue before each step); False: a step starts on the instant's first arrival.
     drains_queue = False
+    forms_every_step = False  # True: even a decode-only step is formed by `_form`
 
     def __init__(self, policy: Policy) -> None:
         self.max_batch = policy.max_batch
@@ -60,7 +61,8 @@ class BatchScheduler:
             return None
         # Most steps have no prompt to prefill and room for every decoder's next block:
         # they are answered here, without forming a batch or looking for a victim.
-        batch = self._form(running) if running.prefilling else DECODE_ONLY
+        forms = running.prefilling or self.forms_every_step
+        batch = self._form(running) if forms else DECODE_ONLY
         cap = running.kv.capacity_blocks
         if cap is None or running.kv.used_blocks + running.decode.count <= cap:
             return batch  # room even if every decoder needs a new block

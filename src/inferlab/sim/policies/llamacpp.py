@@ -65,6 +65,7 @@ from inferlab.sim.prefix_cache import common_prefix, extended
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
+from inferlab.sim.ubatches import count_ubatches
 
 NAME = "llama.cpp"
 CTX_PAD = 256  # GGML_PAD(n_ctx, 256) in llama-context.cpp
@@ -120,15 +121,18 @@ class LlamaCppKnobs:
         return _pad(_pad(ctx) // self.parallel)
 
     def policy(self) -> Policy:
-        return Policy(NAME, self.parallel, self.n_batch, self.parallel * self.slot_ctx_tokens, 1)
+        kv = self.parallel * self.slot_ctx_tokens
+        return Policy(NAME, self.parallel, self.n_batch, kv, 1, self.n_ubatch)
 
 
 class LlamaCppScheduler(BatchScheduler):
     drains_queue = True
+    forms_every_step = True  # a decode-only step's ubatches depend on which slots decode
 
     def __init__(self, policy: Policy) -> None:
         super().__init__(policy)
         self.n_batch = policy.chunk_tokens or 2048
+        self.n_ubatch = policy.ubatch_tokens or 512
         cap = policy.kv_capacity_tokens
         self.slot_ctx = cap // policy.max_batch if cap is not None else None
         self.slots = [Slot(i) for i in range(policy.max_batch)]
@@ -214,17 +218,26 @@ class LlamaCppScheduler(BatchScheduler):
                     self.ram.save(other.prompt)
 
     def _form(self, running: Running) -> Batch:
-        """The decoders' tokens first, then prompt tokens in slot order up to n_batch."""
+        """The decoders' tokens first, then prompt tokens in slot order up to n_batch; the
+        ubatches llama.cpp cuts that batch into (sim/ubatches.py), by the slots' ids."""
         budget = self.n_batch - running.decoding
         chunks = []
+        seqs: list[tuple[int, int]] = []  # (slot id, tokens): decoders, then prompts
+        prompts: list[tuple[int, int]] = []
         pending = running.prefilling
         for slot in self.slots:
             r = slot.request
-            if budget <= 0:
-                break
-            if r is None or r.id not in pending:
+            if r is None or r.finish_s is not None:
                 continue
-            n = min(budget, r.prefill_target - r.prefilled)
-            chunks.append((r, n))
-            budget -= n
-        return Batch(tuple(chunks), True) if chunks else DECODE_ONLY
+            if r.id not in pending:
+                seqs.append((slot.id, 1))
+            elif budget > 0:
+                n = min(budget, r.prefill_target - r.prefilled)
+                chunks.append((r, n))
+                prompts.append((slot.id, n))
+                budget -= n
+        seqs += prompts
+        u = count_ubatches(seqs, self.n_ubatch)
+        if not chunks and u <= 1:
+            return DECODE_ONLY
+        return Batch(tuple(chunks), True, max(u, 1))
