@@ -38,6 +38,8 @@ def test_fit_recovers_the_scripted_coefficients() -> None:
     fit = fit_profile(scripted_observations())
     for term in TERMS:
         assert getattr(fit, term) == pytest.approx(getattr(SCRIPT, term), rel=1e-6), term
+    assert fit.decode_bends == (2,)  # the decode probe's batches 1, 2, 4: a bend at 2
+    assert fit.decode_bends_s[0] == pytest.approx(0.0, abs=1e-9)  # the script is a line
     assert fit.worst_error < 1e-9
     assert fit.zeroed == ()
     assert (fit.max_decoders, fit.max_prompt_tokens, fit.max_context_tokens) == (4, 384, 400)
@@ -54,8 +56,33 @@ def test_a_term_noise_makes_negative_is_fixed_at_zero_and_named() -> None:
     fit = fit_profile(obs)
     assert fit.zeroed == ("per_context_token_s",)
     assert fit.per_context_token_s == 0.0
-    assert fit.per_decode_s == pytest.approx(flat.per_decode_s, rel=0.1)
+    assert fit.decode_s(2) == pytest.approx(flat.per_decode_s * 2, rel=0.1)
     assert fit.worst_error < 0.03
+
+
+def test_a_decode_cost_that_is_not_a_line_is_followed_through_the_probed_batches() -> None:
+    # one CPU thread: D=2 costs twice D=1, D=8 much less than 8x (the bundled model's shape)
+    curve = {1: 0.0167, 2: 0.0317, 8: 0.0758}
+    obs = [o for o in scripted_observations(StepScript(per_decode_s=0.0)) if o.decoders == 0]
+    obs += [
+        Observation("decode", d, 40 * d, 0, 0, t, t, t, 3)
+        for d, t in ((d, SCRIPT.base_s + SCRIPT.per_context_token_s * 40 * d + v)
+                     for d, v in curve.items())
+    ]  # fmt: skip
+    fit = fit_profile(obs)
+    assert fit.decode_bends == (2,)
+    assert fit.worst_error < 1e-6
+
+    def decode_step(d: int) -> float:
+        return fit.step_s(d, 40 * d, 0, 0.0) - SCRIPT.per_context_token_s * 40 * d
+
+    for d, v in curve.items():  # the base takes the line through D = 1, 2 back to D = 0
+        assert decode_step(d) == pytest.approx(SCRIPT.base_s + v, rel=1e-4)
+    mid = SCRIPT.base_s + (0.0317 + 0.0758) / 2
+    assert decode_step(5) == pytest.approx(mid, rel=1e-4)  # halfway between 2 and 8
+    past = SCRIPT.base_s + 0.0758 + 3 * (0.0758 - 0.0317) / 6
+    assert decode_step(11) == pytest.approx(past, rel=1e-4)  # along the last segment
+    assert fit.decode_bends_s[0] < 0  # the slope falls past D = 2: a negative bend kept
 
 
 def test_the_step_model_prices_a_step_as_the_script_does() -> None:

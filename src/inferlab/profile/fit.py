@@ -3,10 +3,15 @@
 One engine step of D decoders (contexts summed to C) and prompt chunks (n tokens each,
 k tokens cached before each) takes
 
-    base + per_decode x D + per_context_token x C
+    base + decode(D) + per_context_token x C
          + per_prompt_token x sum(n) + per_kilo_pair x sum(n x (k + n/2)) / 1000
          + per_ubatch x (ubatches - 1)
 
+decode(D) is the decoders' cost, piecewise linear through the batches the decode probe
+measured: per_decode x D up to the second of them, the slope changing by `bend` at each
+later one but the last (past the largest, along the last segment). On one CPU thread it
+is far from a line (the bundled model: 16.7, 31.7 and 75.8 ms at D = 1, 2, 8), so one
+slope would miss every batch but two. A bend may be negative (the slope falls).
 the pairs term being the prompt's attention over what it sees (cached tokens and itself),
 the last one what each more pass over the weights costs when llama.cpp cuts the step into
 several ubatches (decoders in slots that are not consecutive, a prompt beside decoders:
@@ -43,8 +48,14 @@ TERMS = (
 )
 
 
-def features(o: Observation) -> list[float]:
-    """One observation's row: what each coefficient is multiplied by."""
+def bends_of(knots: Sequence[int]) -> tuple[int, ...]:
+    """Where decode(D)'s slope may change: every probed batch past the second but the last."""
+    return tuple(knots[1:-1])
+
+
+def features(o: Observation, bends: Sequence[int]) -> list[float]:
+    """One observation's row: what each coefficient is multiplied by (TERMS, then each
+    bend of decode(D))."""
     n, k = o.prompt_tokens, o.cached_tokens
     req = 1.0 if o.with_request_cost else 0.0
     return [
@@ -56,6 +67,7 @@ def features(o: Observation) -> list[float]:
         float(o.ubatch_count - 1),
         req,
         req * (n + k),
+        *(float(max(o.decoders - k, 0)) for k in bends),
     ]
 
 
@@ -77,7 +89,7 @@ class ProfileFit(JsonRecord):
     """The coefficients, the ranges the probes covered, and the residuals on them."""
 
     base_s: float
-    per_decode_s: float
+    per_decode_s: float  # decode(D)'s slope up to its first bend
     per_context_token_s: float
     per_prompt_token_s: float
     per_kilo_pair_s: float
@@ -90,12 +102,22 @@ class ProfileFit(JsonRecord):
     max_cached_tokens: int
     residuals: tuple[Residual, ...]
     per_ubatch_s: float = 0.0  # each ubatch past the first in a step
+    decode_bends: tuple[int, ...] = ()  # batches where decode(D)'s slope changes
+    decode_bends_s: tuple[float, ...] = ()  # by how much (s per decoder; may be < 0)
+
+    def decode_s(self, decoders: int) -> float:
+        """The decoders' part of a step (piecewise linear)."""
+        out = self.per_decode_s * decoders
+        for k, h in zip(self.decode_bends, self.decode_bends_s, strict=True):
+            if decoders > k:
+                out += h * (decoders - k)
+        return out
 
     def step_s(self, decoders: int, context_sum: int, prompt_tokens: int, pairs: float) -> float:
         """One step; `pairs`: sum over chunks of n x (k + n/2)."""
         return (
             self.base_s
-            + self.per_decode_s * decoders
+            + self.decode_s(decoders)
             + self.per_context_token_s * context_sum
             + self.per_prompt_token_s * prompt_tokens
             + self.per_kilo_pair_s * pairs / 1000
@@ -109,6 +131,10 @@ class ProfileFit(JsonRecord):
             f"+ {self.per_prompt_token_s * 1e3:.3f} ms per prompt token "
             f"+ {self.per_kilo_pair_s * 1e3:.4f} ms per 1000 prompt x attended token pairs "
             f"+ {self.per_ubatch_s * 1e3:.2f} ms per ubatch past the first",
+            *(
+                f"  per decoder past {k}: {h * 1e3:+.3f} ms"
+                for k, h in zip(self.decode_bends, self.decode_bends_s, strict=True)
+            ),
             f"per request at arrival: {self.request_overhead_s * 1e3:.2f} ms + "
             f"{self.request_per_prompt_token_s * 1e3:.4f} ms per prompt token",
         ]
@@ -118,15 +144,20 @@ class ProfileFit(JsonRecord):
         return self.request_overhead_s + self.request_per_prompt_token_s * prompt_tokens
 
     def coefficients(self) -> dict[str, float]:
-        return {t: float(getattr(self, t)) for t in TERMS}
+        out = {t: float(getattr(self, t)) for t in TERMS}
+        bends = zip(self.decode_bends, self.decode_bends_s, strict=True)
+        return out | {f"per_decode_s_past_{k}": h for k, h in bends}
 
     @property
     def worst_error(self) -> float:
         return max((abs(r.error) for r in self.residuals), default=0.0)
 
 
-def _solve(rows: list[list[float]], y: list[float]) -> tuple[list[float], tuple[str, ...]]:
-    """Relative least squares with every coefficient >= 0 (drop the most negative, refit)."""
+def _solve(
+    rows: list[list[float]], y: list[float], names: Sequence[str]
+) -> tuple[list[float], tuple[str, ...]]:
+    """Relative least squares with the TERMS >= 0 (drop the most negative, refit); the
+    bends past them are free."""
     import numpy as np
 
     a = np.asarray(rows, float) / np.asarray(y, float)[:, None]
@@ -134,13 +165,15 @@ def _solve(rows: list[list[float]], y: list[float]) -> tuple[list[float], tuple[
     active = [i for i in range(a.shape[1]) if np.any(a[:, i])]  # terms the probes moved
     while True:
         sol, *_ = np.linalg.lstsq(a[:, active], b, rcond=None)
-        if not len(active) or sol.min() >= 0:
+        signed = [(v, j) for j, v in enumerate(sol.tolist()) if active[j] < len(TERMS)]
+        worst = min(signed, default=(0.0, -1))
+        if worst[0] >= 0:
             break
-        active.pop(int(sol.argmin()))
+        active.pop(worst[1])
     coef = [0.0] * a.shape[1]
     for i, v in zip(active, sol.tolist(), strict=True):
         coef[i] = float(v)
-    zeroed = tuple(t for i, t in enumerate(TERMS) if i not in active)
+    zeroed = tuple(t for i, t in enumerate(names) if i not in active)
     return coef, zeroed
 
 
@@ -152,8 +185,11 @@ def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
             f"a profile needs at least 3 timed observations to fit, this one has {len(obs)}: "
             "profile the server again"
         )
-    coef, zeroed = _solve([features(o) for o in obs], [o.median_s for o in obs])
-    predicted = [sum(c * x for c, x in zip(coef, features(o), strict=True)) for o in obs]
+    bends = bends_of(sorted({o.decoders for o in obs if o.probe == "decode" and o.decoders}))
+    names = [*TERMS, *(f"per_decode_s_past_{k}" for k in bends)]
+    rows = [features(o, bends) for o in obs]
+    coef, zeroed = _solve(rows, [o.median_s for o in obs], names)
+    predicted = [sum(c * x for c, x in zip(coef, row, strict=True)) for row in rows]
     residuals = tuple(
         Residual(
             o.probe,
@@ -169,7 +205,9 @@ def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
         for o, p in zip(obs, predicted, strict=True)
     )
     return ProfileFit(
-        **dict(zip(TERMS, coef, strict=True)),
+        **dict(zip(TERMS, coef, strict=False)),
+        decode_bends=bends,
+        decode_bends_s=tuple(coef[len(TERMS) :]),
         zeroed=zeroed,
         max_decoders=max((o.decoders for o in obs), default=0),
         max_prompt_tokens=max((o.prompt_tokens for o in obs), default=0),
