@@ -37,8 +37,10 @@ tools/server/server-context.cpp; src/llama-context.cpp for the slot context):
   (3321-3330, 3781); a prompt longer than what is left waits for the next step with the
   rest. (The checkpoint breaks 4 + n_ubatch and 4 tokens before a prompt's end, 3831-3846,
   apply only to recurrent, hybrid or sliding-window models: not modelled.) The batch goes to
-  llama_decode in pieces of n_batch (3072-3075), which runs them as n_ubatch-sized
-  ubatches: the ubatch count is the step-time model's (sim/steptime_engine.py).
+  llama_decode in pieces of n_batch (3072-3075); with one KV stream per slot (no
+  --kv-unified) it is cut into ubatches of consecutive slot ids (src/llama-kv-cache.cpp
+  731, split_equal): `_form` counts them (sim/ubatches.py) and the step model prices each
+  one past the first (`extra_ubatch_s`).
 - a prompt's last token is sampled at the end of the step that finished it (3862-3870,
   post_decode 4148-4174): the first output token comes with the prefill step.
 - the KV cells of a slot: n_ctx_seq = n_ctx / n_parallel, each padded up to 256
