@@ -12,21 +12,28 @@ from inferlab.engines.llama_server import LlamaServer
 from inferlab.profile import mixed, probes
 from inferlab.profile.record import Observation, ServerIdentity
 from inferlab.profile.run import ProfileConfig, connected
+from inferlab.profile.template import chat_template
 from tests.integration.conftest import SLOTS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-async def _probe(url: str) -> tuple[ServerIdentity, list[Observation]]:
+async def _probe(url: str) -> tuple[ServerIdentity, list[Observation], tuple[int, int] | None]:
     async with connected(ProfileConfig(url, threads=1)) as (c, ident):
         out = [await probes.prefix(c, 160, 96, 1)]
         out.append(await probes.streams(c, "decode", 2, 16, 24, 1))
         out += await mixed.mixed(c, 1, (64,), 1)
-    return ident, out
+        template = await chat_template(c)
+    return ident, out, template
 
 
 def test_probes_read_the_real_server(llama: LlamaServer) -> None:
-    ident, (prefix, decode, stall) = asyncio.run(_probe(llama.base_url))
+    ident, (prefix, decode, stall), template = asyncio.run(_probe(llama.base_url))
+    # SmolLM2's ChatML template: a default system prompt and <|im_start|>user ... markers
+    # on the first message, about 5 tokens around each earlier one
+    assert template is not None
+    first, per_message = template
+    assert 15 <= first <= 60 and 3 <= per_message <= 12, template
     assert ident.parallel == SLOTS and ident.ctx_per_slot == 256 and ident.kind == "llamacpp"
     assert ident.model.endswith(llama.gguf.name) and ident.threads == 1
     assert prefix.cached_tokens == 96 and prefix.prompt_tokens == 160 - 96

@@ -56,6 +56,8 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
         ("mixed", 2),
         ("split", 2),
     }
+    assert profile.chat_first_tokens is None  # the fake has no chat API: nothing measured
+    assert "template no chat API" in err
     prefix = [o for o in profile.observations if o.probe == "prefix"]
     assert [o.cached_tokens for o in prefix] == [128, 256]  # cache_n, as the fake reported it
     fit = fit_profile(profile.observations)

@@ -198,3 +198,26 @@ def test_an_idle_slots_prompt_survives_in_the_host_cache() -> None:
     sched = run_slots(2, [(0.0, 50), (1.0, 50), (2.0, 50), (3.0, 440)], prompts)
     last = sched.slots[0].request
     assert last is not None and last.id == 3 and last.cached_tokens == 53
+
+
+def test_a_chat_template_adds_its_tokens_to_every_turn_and_the_cache_keeps_them() -> None:
+    from inferlab.load.conversations import with_template
+
+    reqs = as_conversations(None, np.array([50, 20, 30]), np.array([10, 2, 2]), Conversation(3))
+    templated = with_template(reqs, 30, 5)  # 30 on the first message, 5 per earlier one
+    # turn k holds 2k earlier messages: +30, +30 + 2 x 5, +30 + 4 x 5
+    assert templated.prompt_tokens.tolist() == [
+        80,
+        80 + 10 + 20 + 10,
+        80 + 10 + 20 + 10 + 2 + 30 + 10,
+    ]
+    assert with_template(reqs, 0, 0) is reqs
+    rec = Scripted()
+    chats = Chats(
+        templated.prompt_tokens.tolist()[:2], [10, 2], templated.conversation_id.tolist()[:2],
+        users=1,
+    )  # fmt: skip
+    policy = LlamaCppKnobs(parallel=2).policy()
+    simulate([], rec, policy, chats, requests=RequestModel(prompts=prompt_runs(templated)[:2]))
+    # turn 2 (120 tokens) reuses turn 1's 80 and 9 of its 10 reply tokens: 31 computed
+    assert [p for p, _ in rec.steps if p] == [((80, 0),), ((31, 89),)]

@@ -64,7 +64,7 @@ def profiled_predictor(record: ProfileRecord, parallel: int, ctx: int, slo: Any)
 
     model = ProfileStepTime.from_profile(record)
     knobs = LlamaCppKnobs(parallel=parallel, ctx_size=ctx)
-    return Predictor(model, knobs, slo, costs_of(model))
+    return Predictor(model, knobs, slo, costs_of(model, record))
 
 
 def closed_workload(cfg: BenchConfig) -> Workload:

@@ -12,6 +12,7 @@ closed-loop turn does.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -63,3 +64,14 @@ def as_conversations(starts: F64 | None, message: I64, output: I64, conv: Conver
         think_time_s=conv.think_time_s,
         message_tokens=np.asarray(message, dtype=np.int64),
     )
+
+
+def with_template(reqs: Requests, first_tokens: int, per_message_tokens: int) -> Requests:
+    """A conversation level's prompts as a chat template makes them: turn k's prompt holds
+    2k earlier messages (k user messages and k replies) and the new one; the template adds
+    `first_tokens` (a system prompt, the new message's markers, the reply's opening) and
+    `per_message_tokens` for each earlier message."""
+    if reqs.message_tokens is None or not (first_tokens or per_message_tokens):
+        return reqs
+    extra = first_tokens + per_message_tokens * 2 * reqs.turn
+    return dataclasses.replace(reqs, prompt_tokens=reqs.prompt_tokens + extra)

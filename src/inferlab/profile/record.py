@@ -76,6 +76,9 @@ class ProfileRecord(JsonRecord):
     budget: int  # the --budget level the probes ran at
     wall_s: float  # how long the probes took
     observations: tuple[Observation, ...]
+    # the chat template's tokens (profile/template.py); absent: no chat API, or older files
+    chat_first_tokens: int | None = optional()
+    chat_per_message_tokens: int | None = optional()
 
     def problem(self) -> str | None:
         if self.schema_version != SCHEMA_VERSION:

@@ -23,6 +23,7 @@ from inferlab.profile import probes
 from inferlab.profile.plan import SHORT_PROMPT, ProbePlan, make_plan
 from inferlab.profile.record import SCHEMA_VERSION, Observation, ProfileRecord, ServerIdentity
 from inferlab.profile.serverstep import StepSampler
+from inferlab.profile.template import chat_template
 
 DEFAULT_SLOTS = 1  # a server that does not say how many slots it has: probe one at a time
 DEFAULT_CTX = 1024
@@ -110,7 +111,15 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
     async with connected(cfg) as (c, ident):
         ctx = ident.ctx_per_slot or DEFAULT_CTX
         plan = make_plan(cfg.budget, ident.parallel or DEFAULT_SLOTS, ctx)
-        obs = await _probe_all(c, plan, cfg.progress or (lambda _: None))
+        say = cfg.progress or (lambda _: None)
+        obs = await _probe_all(c, plan, say)
+        template = await chat_template(c)
+        say(
+            "template no chat API: nothing measured"
+            if template is None
+            else f"template +{template[0]} tokens on a chat's first message, "
+            f"+{template[1]} per earlier message"
+        )
     return ProfileRecord(
         schema_version=SCHEMA_VERSION,
         created_unix_s=time.time(),
@@ -119,6 +128,8 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
         budget=cfg.budget,
         wall_s=time.perf_counter() - t_start,
         observations=tuple(obs),
+        chat_first_tokens=template[0] if template else None,
+        chat_per_message_tokens=template[1] if template else None,
     )
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inferlab.errors import InferlabError
+from inferlab.load.conversations import with_template
 from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 from inferlab.sim.engine import SimResult, simulate
@@ -150,7 +151,8 @@ def simulate_level(cfg: SimConfig, level: Level, specs: Requests | None = None) 
     if specs is None:
         w = sized(cfg, level)
         specs = w.requests(level)
-    reqs = specs
+    c = cfg.costs
+    reqs = with_template(specs, c.chat_first_tokens, c.chat_per_message_tokens)
     if level.kind == "trace":
         cfg.limits.check_requests(len(reqs), "the trace")
     users, arrivals = _users(cfg, level, reqs), _arrivals(cfg, level, reqs)

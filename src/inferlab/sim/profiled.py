@@ -34,12 +34,15 @@ def check_identity(
     check_profile_matches(profile, server, force)
 
 
-def costs_of(model: ProfileStepTime) -> RequestCosts:
-    """The profile's per-request costs, as the simulator adds them at arrival."""
+def costs_of(model: ProfileStepTime, profile: ProfileRecord) -> RequestCosts:
+    """The profile's per-request costs, as the simulator adds them at arrival, and its chat
+    template's tokens."""
     f = model.fit
     return RequestCosts(
         request_overhead_s=f.request_overhead_s,
         request_overhead_per_token_s=f.request_per_prompt_token_s,
+        chat_first_tokens=profile.chat_first_tokens or 0,
+        chat_per_message_tokens=profile.chat_per_message_tokens or 0,
     )
 
 
@@ -61,9 +64,10 @@ def profiled_model(
         "profile_budget": profile.budget,
         **model.fit.coefficients(),
         "worst_residual": model.fit.worst_error,
+        "chat_template_tokens": [profile.chat_first_tokens, profile.chat_per_message_tokens],
         "batch_limit": model.batch_limit,
     }
-    return model, desc, costs_of(model)
+    return model, desc, costs_of(model, profile)
 
 
 def profile_knobs(profile: ProfileRecord, given: dict[str, int]) -> dict[str, int]:

@@ -48,11 +48,15 @@ class RequestCosts:
     request's arrival until the scheduler sees it (HTTP, chat template, tokenisation);
     its TTFT still counts from the arrival.
     `finish_overhead_s`: from the step that gave its last token until the client has the
-    whole reply (a closed-loop user sends its next request then)."""
+    whole reply (a closed-loop user sends its next request then).
+    `chat_first_tokens` + `chat_per_message_tokens` x each earlier message: the tokens a
+    server's chat template adds to a conversation's prompt (a profile's template probe)."""
 
     request_overhead_s: float = 0.0
     finish_overhead_s: float = 0.0
     request_overhead_per_token_s: float = 0.0
+    chat_first_tokens: int = 0
+    chat_per_message_tokens: int = 0
 
     def __post_init__(self) -> None:
         for name in ("request_overhead_s", "finish_overhead_s", "request_overhead_per_token_s"):
