@@ -56,3 +56,10 @@ def test_llamacpp_steps_pay_for_slots_that_are_not_consecutive() -> None:
     assert tt[1] == [1.0, 2.0]
     assert tt[2] == [4.25, 5.5]
     assert tt[0][:4] == [1.0, 2.0, 3.0, 4.25]
+
+
+@pytest.mark.parametrize("tokens", [1, 16, 511, 512, 513, 1200])
+def test_the_profiles_count_for_a_prompt_alone_is_the_same_rule(tokens: int) -> None:
+    from inferlab.profile.probes import N_UBATCH, alone_ubatches
+
+    assert alone_ubatches(tokens) == count_ubatches([(0, tokens)], N_UBATCH)

@@ -34,9 +34,13 @@ from inferlab.errors import InferlabError
 from inferlab.profile.record import Observation, Probe
 from inferlab.profile.serverstep import StepSampler
 from inferlab.records import RequestRecord
-from inferlab.sim.ubatches import count_ubatches
 
 N_UBATCH = 512  # llama-server's --ubatch-size default (and inferlab serve's)
+
+
+def alone_ubatches(prompt_tokens: int) -> int:
+    """A prompt computed alone: pieces of n_ubatch (sim/ubatches.py's rule for one slot)."""
+    return max(1, -(-prompt_tokens // N_UBATCH))
 WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
 
 
@@ -114,7 +118,7 @@ async def lone(c: Client, tokens: int, repeats: int) -> Observation:
         sizes.append(rec.prompt_tokens or n)
     n = int(statistics.median(sizes))
     o = summarise("lone", times, 0, 0, n, 0)
-    return replace(o, ubatches=count_ubatches([(0, n)], N_UBATCH))
+    return replace(o, ubatches=alone_ubatches(n))
 
 
 async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observation:
@@ -132,7 +136,7 @@ async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observatio
         hits.append(hit)
     k, n = int(statistics.median(hits)), int(statistics.median(news))
     o = summarise("prefix", times, 0, 0, n, k)
-    return replace(o, ubatches=count_ubatches([(0, n)], N_UBATCH))
+    return replace(o, ubatches=alone_ubatches(n))
 
 
 MIN_GAPS = 8  # gaps needed before a batch's decode step is read from them
