@@ -330,6 +330,19 @@ def _deadline_after(timeout_s: float) -> float:
     return loop.time() + stale_s + timeout_s + 1e-3  # + 1 ms: the timer's own rounding
 
 
+async def _fresh_attempt(
+    endpoint: Endpoint,
+    rec: RequestRecord,
+    body: dict[str, Any],
+    t0_ns: int,
+    reply: list[str] | None,
+) -> None:
+    """One attempt on a new connection, closed after it (a retry after a stale one)."""
+    connector = make_connector(1, keepalive=False)
+    async with aiohttp.ClientSession(connector=connector, read_bufsize=1 << 20) as fresh:
+        await _attempt(fresh, endpoint, rec, body, t0_ns, reply)
+
+
 async def stream_request(
     session: aiohttp.ClientSession,
     endpoint: Endpoint,
@@ -356,13 +369,18 @@ async def stream_request(
             async with deadline:
                 if reply is not None:
                     reply.clear()  # a retried attempt starts its reply again
-                await _attempt(session, endpoint, rec, body, t0_ns, reply)
+                if attempt:
+                    await _fresh_attempt(endpoint, rec, body, t0_ns, reply)
+                else:
+                    await _attempt(session, endpoint, rec, body, t0_ns, reply)
             break
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
             # A stale pooled keep-alive connection the server had closed shows up as a
             # disconnect or "Can not write request body": the server never saw this
-            # request, so retry (each stale connection is dropped from the pool; several can
-            # be stale at once), never after a response began.
+            # request, so retry, never after a response began. The retry goes on a new
+            # connection of its own: the pool may hold several stale ones (a burst's
+            # connections that the server closed together), and each retry on the pool
+            # could take the next.
             if attempt < _ATTEMPTS - 1 and rec.http_status is None:
                 rec.retries += 1
                 continue
