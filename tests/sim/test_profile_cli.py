@@ -95,6 +95,8 @@ def test_plan_states_its_basis_as_profiled(run_cli: Any, tmp_path: Path) -> None
         "--prompt-tokens", "64", "--output-tokens", "16", "--sim-duration", "20s",
     )  # fmt: skip
     assert code == 0 and "basis: the served engine's step and request costs profiled" in out
+    # a profiled server is counted as what it was (a CPU llama-server is no GPU)
+    assert "servers as profiled" in out and "GPUs" not in out
 
 
 def test_a_simulated_level_states_its_prefix_cache_hit_ratio(run_cli: Any) -> None:

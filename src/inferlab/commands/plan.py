@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.explain:
         say.steps(cfg, fit_lines, lines)
-        say.explain(plan, args.rate, fleet)
+        say.explain(plan, args.rate, fleet, step)
     else:  # what the engine baseline assumes beyond its measurements is said, explained or not
         said = [x for x in fit_lines if "beyond the" in x or "none given" in x]
         for line in said:

@@ -55,14 +55,20 @@ def fmt_value(key: str, v: object) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def explain(plan: Plan, target_rate: float, fleet: Fleet) -> None:
+def devices(step: StepChoice) -> str:
+    """What a replica runs on: GPUs, or (a profile) a server as it was profiled, whose
+    hardware the profile does not know (a CPU llama-server is no GPU)."""
+    return "servers as profiled" if step.basis == "profiled" else "GPUs"
+
+
+def explain(plan: Plan, target_rate: float, fleet: Fleet, step: StepChoice) -> None:
     print(
         f"highest rate within the SLO: {plan.max_rate_per_s:.3g} req/s per replica; "
         f"above it the binding constraint is {plan.binding}"
     )
     print(
         f"replicas = ceil({target_rate:g} / {plan.max_rate_per_s:.3g}) = {plan.replicas}; "
-        f"GPUs = {plan.replicas} x TP {fleet.tp} = {plan.gpus}"
+        f"{devices(step)} = {plan.replicas} x TP {fleet.tp} = {plan.gpus}"
     )
 
 
@@ -71,7 +77,7 @@ def answer(plan: Plan, target_rate: float, fleet: Fleet, step: StepChoice) -> No
         f"one replica (TP {fleet.tp}) sustains {plan.max_rate_per_s:.3g} req/s within the SLO "
         f"(binding: {plan.binding})"
     )
-    print(f"for {target_rate:g} req/s: {plan.replicas} replicas = {plan.gpus} GPUs")
+    print(f"for {target_rate:g} req/s: {plan.replicas} replicas = {plan.gpus} {devices(step)}")
     if plan.max_load.status == "levels_exhausted":
         above = min(p.rate_per_s for p in plan.points if p.rate_per_s > plan.max_rate_per_s)
         print(
@@ -93,5 +99,7 @@ def answer(plan: Plan, target_rate: float, fleet: Fleet, step: StepChoice) -> No
     if plan.usd_per_million_output_tokens is not None:
         print(
             f"price: ${plan.usd_per_million_output_tokens:.3g} per million output tokens at "
-            f"${fleet.usd_per_gpu_hour:g}/GPU-hour"
+            f"${fleet.usd_per_gpu_hour:g} per server-hour (--gpu-hour)"
+            if step.basis == "profiled"
+            else f"${fleet.usd_per_gpu_hour:g}/GPU-hour"
         )
