@@ -63,17 +63,19 @@ class _Cursor:
         self.pos += n
         return s
 
-    def value(self, kind: int) -> Any:
+    def value(self, kind: int, keep_strings: bool = False) -> Any:
         if kind in _SCALARS:
             return self.take(_SCALARS[kind])
         if kind == _STRING:
             return self.string()
         if kind == _ARRAY:
-            return self.array(self.take("<I"), self.take("<Q"))
+            return self.array(self.take("<I"), self.take("<Q"), keep_strings)
         raise GGUFHeaderError(f"unknown value type {kind} at byte {self.pos}")
 
-    def array(self, kind: int, n: int) -> list[Any] | None:
-        """Numbers as a list (one frombuffer); strings skipped by length (None)."""
+    def array(self, kind: int, n: int, keep_strings: bool = False) -> list[Any] | None:
+        """Numbers as a list (one frombuffer); strings skipped by length (None) unless kept."""
+        if kind == _STRING and keep_strings:
+            return [self.string() for _ in range(n)]
         if kind in _SCALARS:
             import numpy as np  # lazily: `inferlab floor` on a preset never reads a GGUF
 
@@ -105,8 +107,10 @@ def _tensor(c: _Cursor) -> TensorInfo:
     return TensorInfo(name, n, n // block * size, qtype.name)
 
 
-def read_header(path: Path) -> GGUFHeader:
-    """Metadata and tensor table; GGUFHeaderError if the bytes are not a GGUF v2/v3 header."""
+def read_header(path: Path, keep_strings: frozenset[str] = frozenset()) -> GGUFHeader:
+    """Metadata and tensor table; GGUFHeaderError if the bytes are not a GGUF v2/v3 header.
+    String arrays are skipped (None) except the fields named in `keep_strings` (a
+    tokenizer's vocabulary and merges, for specs/vocab_bpe.py)."""
     with path.open("rb") as f:
         try:
             buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -125,7 +129,7 @@ def read_header(path: Path) -> GGUFHeader:
             fields = {}
             for _ in range(n_kv):
                 key = c.string()
-                fields[key] = c.value(c.take("<I"))
+                fields[key] = c.value(c.take("<I"), key in keep_strings)
             tensors = tuple(_tensor(c) for _ in range(n_tensors))
         finally:
             c.buf.release()

@@ -15,14 +15,13 @@ SentencePiece vocabularies (`tokenizer.ggml.model` = llama) are refused, named.
 from __future__ import annotations
 
 import json
-import mmap
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from inferlab.errors import SpecError
-from inferlab.specs.gguf_header import GGUFHeaderError, _Cursor
+from inferlab.specs.gguf_header import GGUFHeaderError, read_header
 
 # GPT-2's split, with \p{L} as [^\W\d_] and \p{N} as \d (Python's re has no \p{...}).
 _SPLIT = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+""")
@@ -82,31 +81,9 @@ class BpeCounter:
 
 
 def _gguf_vocab(path: Path) -> dict[str, Any]:
-    """The tokenizer fields of a GGUF header (string arrays kept, everything else skipped)."""
-    from inferlab.specs.gguf_header import _ARRAY, _STRING
-
-    out: dict[str, Any] = {}
-    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        c = _Cursor(memoryview(buf))
-        try:
-            if bytes(c.buf[:4]) != b"GGUF":
-                raise GGUFHeaderError("no GGUF magic at the start")
-            c.pos = 8
-            c.take("<Q")
-            for _ in range(c.take("<Q")):
-                key, kind = c.string(), c.take("<I")
-                if key in _WANTED and kind == _ARRAY:
-                    item, n = c.take("<I"), c.take("<Q")
-                    out[key] = [c.string() for _ in range(n)] if item == _STRING else None
-                else:
-                    value = c.value(kind)
-                    if key in _WANTED:
-                        out[key] = value
-                if all(k in out for k in _WANTED):
-                    break
-        finally:
-            c.buf.release()
-    return out
+    """The tokenizer fields of a GGUF header (their string arrays kept)."""
+    fields = read_header(path, keep_strings=frozenset(_WANTED)).fields
+    return {k: fields[k] for k in _WANTED if k in fields}
 
 
 def load_counter(path: Path) -> BpeCounter:
