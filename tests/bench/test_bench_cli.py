@@ -16,10 +16,11 @@ pytestmark = pytest.mark.slow  # the scripted fake server, and bench as a real p
 
 def test_unreachable_url(run_cli: RunCli, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
-    code, _, err = run_cli("bench", "--url", url, "--out", str(tmp_path))
+    code, out, err = run_cli("bench", "--url", url, "--out", str(tmp_path))
     assert code == 2
     assert "cannot reach" in err and "is the server running" in err
     assert "Traceback" not in err
+    assert out == ""  # not even the empty line a progress bar that never started wrote
 
 
 def test_wrong_model_name(run_cli: RunCli, fake_url: str, tmp_path: Path) -> None:

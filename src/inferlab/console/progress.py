@@ -40,12 +40,14 @@ class ProgressHooks(Hooks):
         self.costs = list(plan or [])  # the levels still to run, for the estimates after each
         self.warm = (0, 0)  # warm-ups done, of how many, this level
         self.label = ""
+        self.started = False  # rich's stop() of a bar never started still writes a newline
 
     def level_start(self, level: Level, measured: int, warmup: int = 0) -> None:
         for note in self.notes:
             print(note, file=sys.stderr, flush=True)
         self.notes = []
         self.progress.start()
+        self.started = True
         self.warm, self.label = (0, warmup), f"{level.label:>10}"
         self.task = self.progress.add_task(self._described(), total=measured)
 
@@ -90,4 +92,5 @@ class ProgressHooks(Hooks):
             self.progress.console.print(line, highlight=False)
 
     def close(self) -> None:
-        self.progress.stop()
+        if self.started:
+            self.progress.stop()
