@@ -41,6 +41,8 @@ N_UBATCH = 512  # llama-server's --ubatch-size default (and inferlab serve's)
 def alone_ubatches(prompt_tokens: int) -> int:
     """A prompt computed alone: pieces of n_ubatch (sim/ubatches.py's rule for one slot)."""
     return max(1, -(-prompt_tokens // N_UBATCH))
+
+
 WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
 
 
