@@ -66,3 +66,9 @@ def test_the_plan_fits_the_servers_slots_and_context() -> None:
     wide = make_plan(2, slots=4, ctx_per_slot=1024)
     assert wide.decode_batches == (1, 2, 3, 4) and wide.repeats == 5
     assert len(wide.lone_prompts) > len(p.lone_prompts)
+    assert p.split_batches == (2,)  # slots 0 and 2 (4 slots hold no 3 apart)
+    many = make_plan(1, slots=16, ctx_per_slot=1024)
+    assert many.split_batches == (2, 8)  # slots 0, 2, ..., 14
+    # 16 long prompts at once outlast a request's bound on this CPU: the context probe's
+    # largest batch stays at 8 (the demo's 16-slot server lost its profile to it)
+    assert many.context_batches == (1, 8) and many.decode_batches == (1, 2, 16)

@@ -7,15 +7,18 @@ k tokens cached before each) takes
          + per_prompt_token x sum(n) + per_kilo_pair x sum(n x (k + n/2)) / 1000
          + per_ubatch x (ubatches - 1)
 
+the pairs term being the prompt's attention over what it sees (cached tokens and itself),
+the last one what each more pass over the weights costs when llama.cpp cuts the step into
+several ubatches (decoders in slots that are not consecutive, a prompt beside decoders:
+sim/ubatches.py; a server with one unified KV cache (--kv-unified) does not cut them, and its split
+probe should then price a ubatch near 0: not measured here).
+
 decode(D) is the decoders' cost, piecewise linear through the batches the decode probe
 measured: per_decode x D up to the second of them, the slope changing by `bend` at each
 later one but the last (past the largest, along the last segment). On one CPU thread it
 is far from a line (the bundled model: 16.7, 31.7 and 75.8 ms at D = 1, 2, 8), so one
 slope would miss every batch but two. A bend may be negative (the slope falls).
-the pairs term being the prompt's attention over what it sees (cached tokens and itself),
-the last one what each more pass over the weights costs when llama.cpp cuts the step into
-several ubatches (decoders in slots that are not consecutive, a prompt beside decoders:
-sim/ubatches.py).
+
 A request also pays, once, `request_overhead_s + request_per_prompt_token_s x its prompt
 tokens` (tokenise, template, HTTP, the client: all grow with the prompt's text): a lone
 request's TTFT is that plus its prefill step; a decoder's gap never holds it. The two

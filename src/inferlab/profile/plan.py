@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SHORT_PROMPT = 16  # the decoders' prompt: their step is the decode step
+CONTEXT_MOST = 8  # the context probe's largest batch: 16 prompts of 384 tokens took 45 s
 MARGIN_TOKENS = 48  # context kept free in a slot beyond a probe's prompt
 
 
@@ -49,7 +50,7 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
         decode_batches=_fit(batches, slots),
         decode_output=32 + 16 * budget,
         context_prompt=min(384 * budget, room - 64),
-        context_batches=_fit((1, slots), slots),
+        context_batches=_fit((1, slots), min(slots, CONTEXT_MOST)),
         mixed_decoders=_fit(mixed_d, max(slots - 1, 1)) if slots > 1 else (),
         mixed_prompts=_fit(mixed, room),
         split_batches=_fit((2, (slots + 1) // 2), (slots + 1) // 2) if slots > 2 else (),

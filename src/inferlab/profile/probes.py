@@ -44,6 +44,7 @@ def alone_ubatches(prompt_tokens: int) -> int:
 
 
 WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
+PROBE_TIMEOUT_S = 300.0  # a probe request's bound (16 long prompts at once take ~45 s here)
 
 
 class ProbeError(InferlabError):
@@ -177,37 +178,57 @@ def slots_of(probe: Probe, batch: int) -> list[int]:
     return list(range(0, step * batch, step))
 
 
+@dataclass(frozen=True, slots=True)
+class StreamsRun:
+    """One start of D streams: the batch they really decoded at together, its gaps, the
+    mean context per stream, and the server's own step over the window (/metrics)."""
+
+    batch: int
+    gaps_s: list[float]
+    mean_ctx: float
+    server_step_s: float | None
+
+
+async def streams_once(c: Client, probe: Probe, batch: int, prompt: int, output: int) -> StreamsRun:
+    """D streams started together, once, in the probe's slots."""
+    texts = [await c.prompt(prompt) for _ in range(batch)]
+    slots = slots_of(probe, batch)
+    async with c.sampler.sampling() as sampler:
+        recs = await asyncio.gather(
+            *(
+                c.send(t, c.record(n, output, probe), slot=k)
+                for (t, n), k in zip(texts, slots, strict=True)
+            )
+        )
+    got, gaps, ctx = steady_gaps(recs, prompt)
+    start = (c.t0_ns + max(r.event_ns[0] for r in recs)) / 1e9
+    step = sampler.step_s(start, (c.t0_ns + min(r.event_ns[-1] for r in recs)) / 1e9)
+    return StreamsRun(got, gaps, ctx, step if got == batch else None)
+
+
+def streams_observation(probe: Probe, batch: int, runs: Sequence[StreamsRun]) -> Observation:
+    """The decode step of D streams from the gaps of every run at the largest batch seen
+    (and the median of the server's own steps, where it has them)."""
+    got = max((r.batch for r in runs), default=0)
+    if not got:
+        raise ProbeError(f"the {probe} probe at batch {batch} saw no {MIN_GAPS} steady steps")
+    kept = [r for r in runs if r.batch == got]
+    gaps = [g for r in kept for g in r.gaps_s]
+    ctx = statistics.fmean(r.mean_ctx for r in kept)
+    o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
+    o = replace(o, ubatches=got if probe == "split" else 1)  # any of 0, 2, 4... is alone
+    server = [r.server_step_s for r in runs if r.server_step_s is not None]
+    return replace(o, server_step_s=statistics.median(server)) if server else o
+
+
 async def streams(
     c: Client, probe: Probe, batch: int, prompt: int, output: int, repeats: int
 ) -> Observation:
     """D streams started together, `repeats` times: the decode step from their gaps (and
     from the server's /metrics over the same window, where it has them). The batch kept
     is the largest the streams really decoded at together."""
-    runs: list[tuple[int, list[float], float]] = []
-    server: list[float] = []
-    slots = slots_of(probe, batch)
-    for _ in range(repeats):
-        texts = [await c.prompt(prompt) for _ in range(batch)]
-        async with c.sampler.sampling() as sampler:
-            recs = await asyncio.gather(
-                *(
-                    c.send(t, c.record(n, output, probe), slot=k)
-                    for (t, n), k in zip(texts, slots, strict=True)
-                )
-            )
-        runs.append(steady_gaps(recs, prompt))
-        start = (c.t0_ns + max(r.event_ns[0] for r in recs)) / 1e9
-        step = sampler.step_s(start, (c.t0_ns + min(r.event_ns[-1] for r in recs)) / 1e9)
-        if step is not None and runs[-1][0] == batch:
-            server.append(step)
-    got = max(k for k, _, _ in runs)
-    if not got:
-        raise ProbeError(f"the {probe} probe at batch {batch} saw no {MIN_GAPS} steady steps")
-    gaps = [g for k, gs, _ in runs if k == got for g in gs]
-    ctx = statistics.fmean(x for k, _, x in runs if k == got)
-    o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
-    o = replace(o, ubatches=got if probe == "split" else 1)  # any of 0, 2, 4... is alone
-    return replace(o, server_step_s=statistics.median(server)) if server else o
+    runs = [await streams_once(c, probe, batch, prompt, output) for _ in range(repeats)]
+    return streams_observation(probe, batch, runs)
 
 
 async def wait_for(cond: Callable[[], bool], what: str) -> None:

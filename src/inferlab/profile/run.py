@@ -21,7 +21,13 @@ from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.profile import mixed as mixed_probe
 from inferlab.profile import probes
 from inferlab.profile.plan import SHORT_PROMPT, ProbePlan, make_plan
-from inferlab.profile.record import SCHEMA_VERSION, Observation, ProfileRecord, ServerIdentity
+from inferlab.profile.record import (
+    SCHEMA_VERSION,
+    Observation,
+    Probe,
+    ProfileRecord,
+    ServerIdentity,
+)
 from inferlab.profile.serverstep import StepSampler
 from inferlab.profile.template import chat_template
 
@@ -78,10 +84,15 @@ async def _probe_all(
     await probes.lone(c, SHORT_PROMPT, 1)  # warm-up, not kept
     for p in plan.lone_prompts:
         note(await probes.lone(c, p, r))
-    for b in plan.decode_batches:
-        note(await probes.streams(c, "decode", b, SHORT_PROMPT, plan.decode_output, 2))
-    for b in plan.split_batches:
-        note(await probes.streams(c, "split", b, SHORT_PROMPT, plan.decode_output, 2))
+    paired: list[tuple[Probe, int]] = [("decode", b) for b in plan.decode_batches]
+    paired += [("split", b) for b in plan.split_batches]
+    runs: dict[tuple[Probe, int], list[probes.StreamsRun]] = {k: [] for k in paired}
+    for _ in range(2):  # decode and split in turn: a drift in the machine's speed moves both
+        for probe, b in paired:
+            one = await probes.streams_once(c, probe, b, SHORT_PROMPT, plan.decode_output)
+            runs[(probe, b)].append(one)
+    for (probe, b), rs in runs.items():
+        note(probes.streams_observation(probe, b, rs))
     for b in plan.context_batches:
         note(await probes.streams(c, "context", b, plan.context_prompt, plan.decode_output, 1))
     for d in plan.mixed_decoders:
@@ -101,7 +112,13 @@ async def connected(cfg: ProfileConfig) -> AsyncIterator[tuple[probes.Client, Se
         model = pick_model(info, cfg.model)
         props = await asyncio.to_thread(fetch_props, props_url(cfg.url), headers, 10.0)
         ident = identity_from(info, model, props, cfg.threads)
-        ep = Endpoint(info.base_url, model, api_key=cfg.api_key, server_kind=info.kind)
+        ep = Endpoint(
+            info.base_url,
+            model,
+            api_key=cfg.api_key,
+            server_kind=info.kind,
+            request_timeout_s=probes.PROBE_TIMEOUT_S,
+        )
         sampler = StepSampler(session, f"{info.root_url}/metrics")
         yield probes.Client(session, ep, info.root_url, time.perf_counter_ns(), sampler), ident
 
