@@ -10,8 +10,8 @@ import pytest
 from inferlab.sim.engine import simulate
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.steptime import DecodeBatch
-from inferlab.sim.ubatches import count_ubatches
 from inferlab.sim.workload import Arrival
+from inferlab.ubatches import count_ubatches
 
 
 @pytest.mark.parametrize(
@@ -60,6 +60,6 @@ def test_llamacpp_steps_pay_for_slots_that_are_not_consecutive() -> None:
 
 @pytest.mark.parametrize("tokens", [1, 16, 511, 512, 513, 1200])
 def test_the_profiles_count_for_a_prompt_alone_is_the_same_rule(tokens: int) -> None:
-    from inferlab.profile.probes import N_UBATCH, alone_ubatches
+    from inferlab.profile.probes import ubatches_of
 
-    assert alone_ubatches(tokens) == count_ubatches([(0, tokens)], N_UBATCH)
+    assert ubatches_of([(0, tokens)]) == max(1, -(-tokens // 512))

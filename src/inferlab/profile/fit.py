@@ -10,8 +10,8 @@ k tokens cached before each) takes
 the pairs term being the prompt's attention over what it sees (cached tokens and itself),
 the last one what each more pass over the weights costs when llama.cpp cuts the step into
 several ubatches (decoders in slots that are not consecutive, a prompt beside decoders:
-sim/ubatches.py; a server with one unified KV cache (--kv-unified) does not cut them, and its split
-probe should then price a ubatch near 0: not measured here).
+ubatches.py; a server with one unified KV cache (--kv-unified) does not
+cut them, and its split probe should then price a ubatch near 0: not measured here).
 
 decode(D) is the decoders' cost, piecewise linear through the batches the decode probe
 measured: per_decode x D up to the second of them, the slope changing by `bend` at each

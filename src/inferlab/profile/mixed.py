@@ -8,7 +8,8 @@ prompt is the median over the decoders; the observation is the median over repea
 
 Each prompt gets D fresh decoders of DECODER_TOKENS tokens, left to end on their own.
 The decoders are in slots 0..D-1 and the prompt in slot D: llama.cpp computes that step
-as two ubatches (the D + 1 sequences' first tokens, then the prompt's rest; sim/ubatches.py).
+as two ubatches (the D + 1 sequences' first tokens, then the prompt's rest;
+ubatches.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 
-from inferlab.profile.probes import Client, ProbeError, summarise, wait_for
+from inferlab.profile.probes import Client, ProbeError, summarise, ubatches_of, wait_for
 from inferlab.profile.record import Observation
 from inferlab.records import RequestRecord
 
@@ -114,13 +115,10 @@ async def mixed(c: Client, batch: int, prompts: Sequence[int], repeats: int) -> 
                 break
         if not rows:
             raise ProbeError(f"the mixed probe at D={batch}, P={p} never saw the prompt's step")
+        n = round(statistics.median(r[2] for r in rows))
         o = summarise(
-            "mixed",
-            [r[0] for r in rows],
-            batch,
-            round(statistics.fmean(r[1] for r in rows)),
-            round(statistics.median(r[2] for r in rows)),
-            0,
+            "mixed", [r[0] for r in rows], batch, round(statistics.fmean(r[1] for r in rows)), n, 0
         )
-        out.append(replace(o, ubatches=2))
+        steps = [(k, 1) for k in range(batch)] + [(batch, n)]  # decoders, then the prompt
+        out.append(replace(o, ubatches=ubatches_of(steps)))
     return out

@@ -9,7 +9,7 @@ Times are the client's socket-read stamps (bench/client.py), on one monotonic cl
   mixed    D streams decoding, then a prompt of P tokens: the gap each decoder sees at the
            prompt's first token is the step that carried the prompt
   split    D streams in slots that are not consecutive: llama.cpp computes each in a
-           ubatch of its own (sim/ubatches.py), so the gap prices a ubatch
+           ubatch of its own (ubatches.py), so the gap prices a ubatch
 Every request names its slot (llama-server's `id_slot`), so each probe's step has the
 ubatches it is recorded with: streams in slots 0..D-1 are one ubatch, a prompt beside
 them a second, streams in slots 0, 2, 4... one each.
@@ -34,17 +34,15 @@ from inferlab.errors import InferlabError
 from inferlab.profile.record import Observation, Probe
 from inferlab.profile.serverstep import StepSampler
 from inferlab.records import RequestRecord
-
-N_UBATCH = 512  # llama-server's --ubatch-size default (and inferlab serve's)
-
-
-def alone_ubatches(prompt_tokens: int) -> int:
-    """A prompt computed alone: pieces of n_ubatch (sim/ubatches.py's rule for one slot)."""
-    return max(1, -(-prompt_tokens // N_UBATCH))
-
+from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches
 
 WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
 PROBE_TIMEOUT_S = 300.0  # a probe request's bound (16 long prompts at once take ~45 s here)
+
+
+def ubatches_of(seqs: Sequence[tuple[int, int]]) -> int:
+    """The ubatches of a probe's step: (slot, tokens) in batch order, at the default n_ubatch."""
+    return count_ubatches(seqs, DEFAULT_N_UBATCH)
 
 
 class ProbeError(InferlabError):
@@ -121,7 +119,7 @@ async def lone(c: Client, tokens: int, repeats: int) -> Observation:
         sizes.append(rec.prompt_tokens or n)
     n = int(statistics.median(sizes))
     o = summarise("lone", times, 0, 0, n, 0)
-    return replace(o, ubatches=alone_ubatches(n))
+    return replace(o, ubatches=ubatches_of([(0, n)]))
 
 
 async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observation:
@@ -139,7 +137,7 @@ async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observatio
         hits.append(hit)
     k, n = int(statistics.median(hits)), int(statistics.median(news))
     o = summarise("prefix", times, 0, 0, n, k)
-    return replace(o, ubatches=alone_ubatches(n))
+    return replace(o, ubatches=ubatches_of([(0, n)]))
 
 
 MIN_GAPS = 8  # gaps needed before a batch's decode step is read from them
@@ -216,7 +214,8 @@ def streams_observation(probe: Probe, batch: int, runs: Sequence[StreamsRun]) ->
     gaps = [g for r in kept for g in r.gaps_s]
     ctx = statistics.fmean(r.mean_ctx for r in kept)
     o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
-    o = replace(o, ubatches=got if probe == "split" else 1)  # any of 0, 2, 4... is alone
+    # the streams that decoded together: any `got` of them sit as slots_of(probe, got) do
+    o = replace(o, ubatches=ubatches_of([(k, 1) for k in slots_of(probe, got)]))
     server = [r.server_step_s for r in runs if r.server_step_s is not None]
     return replace(o, server_step_s=statistics.median(server)) if server else o
 

@@ -55,7 +55,8 @@ class Observation(JsonRecord):
     p75_s: float
     n: Count  # repeats (or gaps) behind the median
     server_step_s: float | None = optional()  # /metrics' own step over the same window
-    # llama.cpp's physical passes in the step (sim/ubatches.py); None: one (older profiles)
+    # llama.cpp's physical passes in the step (ubatches.py); None: one
+    # (profiles written before they were counted)
     ubatches: int | None = optional()
 
     @property

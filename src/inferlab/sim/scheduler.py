@@ -31,7 +31,7 @@ class Batch:
 
     chunks: tuple[tuple[SimRequest, int], ...]  # (request, prompt tokens this step)
     decodes: bool
-    ubatches: int = 1  # physical passes (llama.cpp, sim/ubatches.py); each past one costs more
+    ubatches: int = 1  # physical passes (llama.cpp, ubatches.py); each past one costs more
 
     def size(self, running: Running) -> int:
         return len(self.chunks) + (running.decoding if self.decodes else 0)

@@ -9,7 +9,7 @@ free slots, and lasts
          + per_ubatch x (ubatches - 1)
 
 then every decoder gets a token and every admitted prompt its first. The ubatches are
-llama.cpp's cut of the step by slot ids (sim/ubatches.py); a request takes the slot its
+llama.cpp's cut of the step by slot ids (ubatches.py); a request takes the slot its
 `id_slot` names (waiting while it is busy), else the idle slot released longest ago
 (the highest of equals), as llama-server's get_available_slot without a cached prompt.
 A request arriving mid-step joins the next one. A request waits request_overhead +
@@ -36,8 +36,8 @@ from typing import Any
 
 from aiohttp import web
 
-from inferlab.sim.ubatches import count_ubatches
 from inferlab.testing.fake_server import serving, tokenize
+from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches
 
 MODEL = "/models/fake-steps.gguf"
 
@@ -118,7 +118,7 @@ class StepEngine:
         seqs = [(r.slot, 1) for r in self.running] + [
             (r.slot, len(r.words) - r.cached) for r in admit
         ]
-        return count_ubatches(seqs, 512)
+        return count_ubatches(seqs, DEFAULT_N_UBATCH)
 
     def cached_prefix(self, words: list[str]) -> int:
         best = 0

@@ -39,8 +39,8 @@ tools/server/server-context.cpp; src/llama-context.cpp for the slot context):
   apply only to recurrent, hybrid or sliding-window models: not modelled.) The batch goes to
   llama_decode in pieces of n_batch (3072-3075); with one KV stream per slot (no
   --kv-unified) it is cut into ubatches of consecutive slot ids (src/llama-kv-cache.cpp
-  731, split_equal): `_form` counts them (sim/ubatches.py) and the step model prices each
-  one past the first (`extra_ubatch_s`).
+  731, split_equal): `_form` counts them (ubatches.py) and the step
+  model prices each one past the first (`extra_ubatch_s`).
 - a prompt's last token is sampled at the end of the step that finished it (3862-3870,
   post_decode 4148-4174): the first output token comes with the prefill step.
 - the KV cells of a slot: n_ctx_seq = n_ctx / n_parallel, each padded up to 256
@@ -67,7 +67,7 @@ from inferlab.sim.prefix_cache import common_prefix, extended
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
-from inferlab.sim.ubatches import count_ubatches
+from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches
 
 NAME = "llama.cpp"
 CTX_PAD = 256  # GGML_PAD(n_ctx, 256) in llama-context.cpp
@@ -134,7 +134,7 @@ class LlamaCppScheduler(BatchScheduler):
     def __init__(self, policy: Policy) -> None:
         super().__init__(policy)
         self.n_batch = policy.chunk_tokens or 2048
-        self.n_ubatch = policy.ubatch_tokens or 512
+        self.n_ubatch = policy.ubatch_tokens or DEFAULT_N_UBATCH
         cap = policy.kv_capacity_tokens
         self.slot_ctx = cap // policy.max_batch if cap is not None else None
         self.slots = [Slot(i) for i in range(policy.max_batch)]
@@ -221,7 +221,8 @@ class LlamaCppScheduler(BatchScheduler):
 
     def _form(self, running: Running) -> Batch:
         """The decoders' tokens first, then prompt tokens in slot order up to n_batch; the
-        ubatches llama.cpp cuts that batch into (sim/ubatches.py), by the slots' ids."""
+        ubatches llama.cpp cuts that batch into by the slots' ids
+        (ubatches.py)."""
         budget = self.n_batch - running.decoding
         chunks = []
         seqs: list[tuple[int, int]] = []  # (slot id, tokens): decoders, then prompts
@@ -242,4 +243,4 @@ class LlamaCppScheduler(BatchScheduler):
         u = count_ubatches(seqs, self.n_ubatch)
         if not chunks and u <= 1:
             return DECODE_ONLY
-        return Batch(tuple(chunks), True, max(u, 1))
+        return Batch(tuple(chunks), True, u)

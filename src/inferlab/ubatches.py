@@ -16,11 +16,16 @@ decoders rides with them for its first token and is computed alone for the rest.
 ubatch is one pass over the weights: a step of D decoders costs more when their slots
 are not consecutive (measured on the bundled model, one thread: 4 decoders in slots
 0-3 took 47 ms a step, in slots 0,2,4,6 73 ms).
+
+Used by the simulator's llama.cpp policy (each step it forms), the profile's probes (the
+steps they time) and the scripted fake server (the steps it prices): one rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+DEFAULT_N_UBATCH = 512  # llama-server's --ubatch-size default (and inferlab serve's)
 
 
 def count_ubatches(seqs: Sequence[tuple[int, int]], n_ubatch: int) -> int:
