@@ -476,8 +476,9 @@ def server(a: argparse.Namespace, opts: Any) -> Iterator[Any]:
     from inferlab.engines.llama_server import LlamaServer
     from inferlab.testing.fake_steps import StepScript, running_fake_steps
 
-    if a.url:
-        yield Running(a.url)
+    if a.url:  # the server's root or its OpenAI base: bench wants the base
+        root = a.url.rstrip("/").removesuffix("/v1")
+        yield Running(f"{root}/v1")
     elif a.fake:
         script = StepScript(slots=a.parallel, ctx_per_slot=a.ctx_per_slot, threads=a.threads)
         with running_fake_steps(script) as url:

@@ -50,6 +50,7 @@ class RequestRecord:
     turn: int = 0  # 0: a conversation's first turn, or a lone request
     prefix_group: int | None = None  # --prefix-groups: which shared system prompt
     cached_prompt_tokens_server: int | None = None  # llama.cpp timings.cache_n (final chunk)
+    server_prompt_ms: float | None = None  # llama.cpp timings.prompt_ms: its own prefill time
     # Reasoning models: tokens streamed as reasoning_content / reasoning (counted apart from
     # the answer), and when the first answer token came (None: no reasoning in the stream).
     reasoning_tokens: int = 0

@@ -45,6 +45,46 @@ def test_fit_recovers_the_scripted_coefficients() -> None:
     assert (fit.max_decoders, fit.max_prompt_tokens, fit.max_context_tokens) == (4, 384, 400)
 
 
+def _server_timed(o: Observation, script: StepScript = SCRIPT) -> Observation:
+    """A TTFT probe as llama-server reports it: its prefill step timed by the server."""
+    if o.probe not in ("lone", "prefix"):
+        return o
+    n, k = o.prompt_tokens, o.cached_tokens
+    return replace(o, server_step_s=script.step_s([], [(n, k)], 1))
+
+
+def test_with_the_servers_prefill_time_the_request_cost_is_measured_not_fitted() -> None:
+    # the step rows are the server's prefill times; the request's own cost is the line
+    # through what each TTFT holds beyond them (scripted: 15 ms + 20 us a token)
+    fit = fit_profile([_server_timed(o) for o in scripted_observations()])
+    for term in TERMS:
+        assert getattr(fit, term) == pytest.approx(getattr(SCRIPT, term), rel=1e-6), term
+    assert fit.worst_error < 1e-9 and fit.zeroed == ()
+    labels = [r.probe for r in fit.residuals]
+    assert labels.count("lone-step") == 3 and labels.count("lone") == 3  # both shown
+
+
+def test_a_ttft_the_fit_would_bend_cannot_move_the_request_cost() -> None:
+    # lone prompts whose prefill runs 10 % over the step the mixed probe prices: fitted
+    # from the TTFTs alone, part of that excess became a per-prompt-token request cost
+    # that delays every prompt (on the real server, 0.26 ms a token); with the server's own step it stays in the step, and the request
+    # cost is what the TTFT holds beyond the server's step (here exactly 15 ms)
+    def slow(o: Observation) -> Observation:
+        if o.probe not in ("lone", "prefix"):
+            return o
+        step = SCRIPT.step_s([], [(o.prompt_tokens, o.cached_tokens)], 1) * 1.1
+        t = step + 0.015
+        return replace(o, median_s=t, p25_s=t, p75_s=t, server_step_s=step)
+
+    flat = replace(SCRIPT, request_per_prompt_token_s=0.0)
+    obs = [slow(o) for o in scripted_observations(flat)]
+    fit = fit_profile(obs)
+    assert fit.request_overhead_s == pytest.approx(0.015, rel=1e-6)
+    assert fit.request_per_prompt_token_s == pytest.approx(0.0, abs=1e-12)
+    unsplit = fit_profile([replace(o, server_step_s=None) for o in obs])
+    assert unsplit.request_per_prompt_token_s > 1e-6  # from TTFTs alone: part of the excess
+
+
 def test_a_term_noise_makes_negative_is_fixed_at_zero_and_named() -> None:
     # no growth with context at all, and the long-context steps measured 2 % faster: the
     # least-squares slope is negative; it is fixed at 0, named, and the rest still fit

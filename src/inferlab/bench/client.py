@@ -175,8 +175,11 @@ class _Stream:
             return
         usage = obj.get("usage") or None
         timings = obj.get("timings")  # llama.cpp, final chunk: cache_n prompt tokens reused
-        if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
-            rec.cached_prompt_tokens_server = timings["cache_n"]
+        if isinstance(timings, dict):
+            if isinstance(timings.get("cache_n"), int):
+                rec.cached_prompt_tokens_server = timings["cache_n"]
+            if isinstance(timings.get("prompt_ms"), int | float):
+                rec.server_prompt_ms = float(timings["prompt_ms"])
         content = reasoning = False
         for choice in obj.get("choices") or []:
             text = choice.get("text")

@@ -20,9 +20,16 @@ is far from a line (the bundled model: 16.7, 31.7 and 75.8 ms at D = 1, 2, 8), s
 slope would miss every batch but two. A bend may be negative (the slope falls).
 
 A request also pays, once, `request_overhead_s + request_per_prompt_token_s x its prompt
-tokens` (tokenise, template, HTTP, the client: all grow with the prompt's text): a lone
-request's TTFT is that plus its prefill step; a decoder's gap never holds it. The two
-are told apart because the mixed probe sees the prefill step without the request cost.
+tokens` (tokenise, template, HTTP, the client) before the scheduler sees it: a lone
+request's TTFT is that plus its prefill step; a decoder's gap never holds it. Where the
+server times each prefill itself (llama-server's `timings.prompt_ms`), a TTFT probe's
+row is that step, and the request cost is measured: the line through what each TTFT
+holds beyond the server's step (3-4 ms flat on the bundled server). Fitted from the
+TTFTs alone, it took whatever part of a lone prefill the decoders' probes priced lower
+(0.26 ms a prompt token), and the simulator delayed every prompt by it: the shortest
+prompt of a round reached the scheduler first and ran a step alone, which the server,
+whose requests arrive within ~4 ms, does not do. Otherwise (a server without timings)
+the two are told apart because the mixed probe sees the prefill step without the cost.
 
 All observations are fitted together, each weighted by 1/its median (relative error:
 a 2 ms step counts as much as a 300 ms one). A coefficient that comes out negative is
@@ -56,11 +63,11 @@ def bends_of(knots: Sequence[int]) -> tuple[int, ...]:
     return tuple(knots[1:-1])
 
 
-def features(o: Observation, bends: Sequence[int]) -> list[float]:
+def features(o: Observation, bends: Sequence[int], request_cost: bool) -> list[float]:
     """One observation's row: what each coefficient is multiplied by (TERMS, then each
-    bend of decode(D))."""
+    bend of decode(D)); `request_cost`: its time holds the request's own cost."""
     n, k = o.prompt_tokens, o.cached_tokens
-    req = 1.0 if o.with_request_cost else 0.0
+    req = 1.0 if request_cost else 0.0
     return [
         1.0,
         float(o.decoders),
@@ -180,6 +187,67 @@ def _solve(
     return coef, zeroed
 
 
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One row of the fit: an observation's time as the client saw it, or (`-step`) the
+    server's own time for its prefill step."""
+
+    label: str
+    obs: Observation
+    time_s: float
+    request_cost: bool  # the time holds the request's own cost (a client's TTFT)
+
+    def residual(self, predicted_s: float) -> Residual:
+        o = self.obs
+        return Residual(
+            self.label,
+            o.decoders,
+            o.context_tokens,
+            o.prompt_tokens,
+            o.cached_tokens,
+            o.ubatch_count,
+            self.time_s,
+            predicted_s,
+            (predicted_s - self.time_s) / self.time_s,
+        )
+
+
+def server_timed(obs: Sequence[Observation]) -> bool:
+    """Every TTFT probe carries the server's own prefill time (llama.cpp's prompt_ms)."""
+    ttft = [o for o in obs if o.with_request_cost]
+    return bool(ttft) and all(o.server_step_s for o in ttft)
+
+
+def points_of(obs: Sequence[Observation], split: bool) -> list[Point]:
+    """The fit's rows. `split`: a TTFT probe's row is the server's prefill step alone,
+    and the request's own cost is what its TTFT holds beyond that step, measured rather
+    than fitted (on llama-server, 2-6 ms flat): fitted, it took whatever part of a lone
+    prefill the decoders' probes priced lower, and delayed every prompt by it."""
+    return [
+        Point(f"{o.probe}-step", o, o.server_step_s, False)
+        if split and o.with_request_cost and o.server_step_s
+        else Point(o.probe, o, o.median_s, o.with_request_cost)
+        for o in obs
+    ]
+
+
+def measured_request_cost(obs: Sequence[Observation]) -> tuple[float, float]:
+    """(per request, per prompt token): a line through what the TTFT probes' medians
+    hold beyond the server's step, both >= 0 (flat at the median where a slope would be
+    negative)."""
+    import numpy as np
+
+    ttft = [o for o in obs if o.with_request_cost]
+    extra = np.asarray([o.median_s - (o.server_step_s or 0.0) for o in ttft], float)
+    tokens = np.asarray([o.prompt_tokens + o.cached_tokens for o in ttft], float)
+    if len(set(tokens.tolist())) > 1:
+        a = np.stack([np.ones(len(tokens)), tokens], axis=1)
+        (base, slope), *_ = np.linalg.lstsq(a, extra, rcond=None)
+        if slope >= 0 and base >= 0:
+            return float(base), float(slope)
+    return max(float(np.median(extra)), 0.0), 0.0
+
+
 def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
     """The step model from the observations, with its residual on each of them."""
     obs = [o for o in observations if o.median_s > 0]
@@ -190,22 +258,22 @@ def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
         )
     bends = bends_of(sorted({o.decoders for o in obs if o.probe == "decode" and o.decoders}))
     names = [*TERMS, *(f"per_decode_s_past_{k}" for k in bends)]
-    rows = [features(o, bends) for o in obs]
-    coef, zeroed = _solve(rows, [o.median_s for o in obs], names)
-    predicted = [sum(c * x for c, x in zip(coef, row, strict=True)) for row in rows]
+    split = server_timed(obs)
+    pts = points_of(obs, split)
+    coef, zeroed = _solve(
+        [features(p.obs, bends, p.request_cost) for p in pts], [p.time_s for p in pts], names
+    )
+    if split:
+        cost = measured_request_cost(obs)
+        coef[TERMS.index("request_overhead_s")] = cost[0]
+        coef[TERMS.index("request_per_prompt_token_s")] = cost[1]
+        zeroed = tuple(z for z in zeroed if not z.startswith("request_"))
+        pts += [Point(o.probe, o, o.median_s, True) for o in obs if o.with_request_cost]
     residuals = tuple(
-        Residual(
-            o.probe,
-            o.decoders,
-            o.context_tokens,
-            o.prompt_tokens,
-            o.cached_tokens,
-            o.ubatch_count,
-            o.median_s,
-            p,
-            (p - o.median_s) / o.median_s,
+        p.residual(
+            sum(c * x for c, x in zip(coef, features(p.obs, bends, p.request_cost), strict=True))
         )
-        for o, p in zip(obs, predicted, strict=True)
+        for p in pts
     )
     return ProfileFit(
         **dict(zip(TERMS, coef, strict=False)),

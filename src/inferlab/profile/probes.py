@@ -110,20 +110,27 @@ def ttft_s(rec: RequestRecord) -> float:
     return (rec.event_ns[0] - rec.send_ns) / 1e9
 
 
+def with_server_prefill(o: Observation, recs: Sequence[RequestRecord]) -> Observation:
+    """A TTFT probe's observation with the median of the server's own prefill time
+    (llama.cpp's timings.prompt_ms), where every request reported it."""
+    ms = [r.server_prompt_ms for r in recs]
+    if not ms or any(m is None for m in ms):
+        return o
+    return replace(o, server_step_s=statistics.median(m for m in ms if m is not None) / 1e3)
+
+
 async def lone(c: Client, tokens: int, repeats: int) -> Observation:
-    times, sizes = [], []
+    recs = []
     for _ in range(repeats):
         text, n = await c.prompt(tokens)
-        rec = await c.send(text, c.record(n, 1, "lone"))
-        times.append(ttft_s(rec))
-        sizes.append(rec.prompt_tokens or n)
-    n = int(statistics.median(sizes))
-    o = summarise("lone", times, 0, 0, n, 0)
-    return replace(o, ubatches=ubatches_of([(0, n)]))
+        recs.append(await c.send(text, c.record(n, 1, "lone")))
+    n = int(statistics.median(r.prompt_tokens or r.prompt_tokens_target for r in recs))
+    o = summarise("lone", [ttft_s(r) for r in recs], 0, 0, n, 0)
+    return with_server_prefill(replace(o, ubatches=ubatches_of([(0, n)])), recs)
 
 
 async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observation:
-    times, news, hits = [], [], []
+    recs, news, hits = [], [], []
     for _ in range(repeats):
         block = await make_block(
             c.session, c.root_url, c.endpoint.model, cached, c.next_seed() + 10**6
@@ -132,12 +139,12 @@ async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observatio
         text, n = await c.prompt(total, shared=block)
         rec = await c.send(text, c.record(n, 1, "prefix"), cache=True, slot=0)
         hit = rec.cached_prompt_tokens_server or rec.cached_prompt_tokens or 0
-        times.append(ttft_s(rec))
+        recs.append(rec)
         news.append((rec.prompt_tokens or n) - hit)
         hits.append(hit)
     k, n = int(statistics.median(hits)), int(statistics.median(news))
-    o = summarise("prefix", times, 0, 0, n, k)
-    return replace(o, ubatches=ubatches_of([(0, n)]))
+    o = summarise("prefix", [ttft_s(r) for r in recs], 0, 0, n, k)
+    return with_server_prefill(replace(o, ubatches=ubatches_of([(0, n)])), recs)
 
 
 MIN_GAPS = 8  # gaps needed before a batch's decode step is read from them

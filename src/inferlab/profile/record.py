@@ -54,7 +54,10 @@ class Observation(JsonRecord):
     p25_s: float
     p75_s: float
     n: Count  # repeats (or gaps) behind the median
-    server_step_s: float | None = optional()  # /metrics' own step over the same window
+    # the server's own time for the step: /metrics over the window (decode probes), its
+    # prefill time (timings.prompt_ms: TTFT probes; the fit then splits the TTFT into
+    # this step and the request's own cost)
+    server_step_s: float | None = optional()
     # llama.cpp's physical passes in the step (ubatches.py); None: one
     # (profiles written before they were counted)
     ubatches: int | None = optional()

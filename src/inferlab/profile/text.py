@@ -14,12 +14,12 @@ def fit_lines(fit: ProfileFit) -> list[str]:
             f"fixed at 0 (not moved by the probes, or < 0 by noise): {', '.join(fit.zeroed)}"
         )
     out.append(
-        f"{'probe':8} {'D':>3} {'ctx':>6} {'P':>5} {'K':>5} {'U':>2} {'measured ms':>12} "
+        f"{'probe':11} {'D':>3} {'ctx':>6} {'P':>5} {'K':>5} {'U':>2} {'measured ms':>12} "
         f"{'fitted ms':>10} {'error':>7}"
     )
     for r in fit.residuals:
         out.append(
-            f"{r.probe:8} {r.decoders:>3} {r.context_tokens:>6} {r.prompt_tokens:>5} "
+            f"{r.probe:11} {r.decoders:>3} {r.context_tokens:>6} {r.prompt_tokens:>5} "
             f"{r.cached_tokens:>5} {r.ubatches:>2} {r.measured_s * 1e3:>12.2f} "
             f"{r.predicted_s * 1e3:>10.2f} {r.error:>+7.1%}"
         )

@@ -16,7 +16,8 @@ A request arriving mid-step joins the next one. A request waits request_overhead
 request_per_prompt_token x its prompt tokens (its per-request cost) before it can join a
 step. A decoder's context is its prompt plus the tokens it has.
 Prompts sent with cache_prompt reuse the longest common word prefix with an earlier
-cached prompt (one token per word; `timings.cache_n` says how many).
+cached prompt (one token per word; `timings.cache_n` says how many); `timings.prompt_ms`
+is the step that computed a request's prompt, as llama-server's.
 `--die-after N`: the process exits (as a crash) when request N+1 arrives.
 
     python -m inferlab.testing.fake_steps --port 0 --base 0.02 ...   (prints "PORT <n>")
@@ -81,6 +82,7 @@ class _Req:
     out: asyncio.Queue[int | None] = field(default_factory=asyncio.Queue)
     made: int = 0
     gone: bool = False  # the client closed the stream
+    prompt_s: float = 0.0  # the step that computed its prompt (timings.prompt_ms)
 
 
 class StepEngine:
@@ -144,6 +146,8 @@ class StepEngine:
             chunks = [(len(r.words) - r.cached, r.cached) for r in admit]
             due = t0 + self.s.step_s(ctx, chunks, self._ubatches(admit))
             await asyncio.sleep(max(due - time.perf_counter(), 0.0))
+            for r in admit:
+                r.prompt_s = time.perf_counter() - t0
             for r in [*self.running, *admit]:
                 r.made += 1
                 r.out.put_nowait(r.made)
@@ -189,7 +193,11 @@ class App:
             while (n := await req.out.get()) is not None:
                 await resp.write(_event(f" w{n}"))
             usage = {"prompt_tokens": len(words), "completion_tokens": req.made}
-            timings = {"cache_n": cached, "prompt_n": len(words) - cached}
+            timings = {
+                "cache_n": cached,
+                "prompt_n": len(words) - cached,
+                "prompt_ms": req.prompt_s * 1e3,
+            }
             await resp.write(_event(None, {"usage": usage, "timings": timings}))
             await resp.write(b"data: [DONE]\n\n")
         except ConnectionResetError:  # the client closed the stream: drop it at the next step
