@@ -234,10 +234,10 @@ def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
         if k in missed and e is not None:
             why.append(ttft_why(kind, k[5:8], e))
     ratio = row.get("served_prompt_ratio")
-    if ratio is not None and ratio > 1.05:
+    if ratio is not None and abs(ratio - 1) > 0.05:
         why.append(
-            f"the server computed {ratio - 1:.0%} more prompt tokens than were asked for "
-            "(the chat template's): the simulator computes only the asked"
+            f"the server computed {ratio - 1:+.0%} prompt tokens against the simulator's "
+            "(a chat template the profile did not measure?)"
         )
     hit = row["prefix_hit_ratio"]
     if hit["predicted"] is not None or hit["measured"] is not None:
@@ -307,16 +307,17 @@ def capacity(profile: tuple[str, ...], parallel: int, out: Path, log: Path) -> f
     return lv.output_tokens_per_s_total / mean_out
 
 
-def served_prompt_ratio(run: Path) -> float | None:
-    """Prompt tokens the server computed (its usage) over the tokens asked for: above 1,
-    a chat template's tokens the simulator never sees."""
-    asked = served = 0
-    for line in (run / "records.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        if r.get("prompt_tokens") and r.get("prompt_tokens_target"):
-            asked += r["prompt_tokens_target"]
-            served += r["prompt_tokens"]
-    return served / asked if asked else None
+def served_prompt_ratio(shape: Path) -> float | None:
+    """Prompt tokens the server computed (its usage) over those the simulator computed
+    (with the chat template the profile measured): away from 1, tokens one side does not
+    see."""
+
+    def total(run: Path) -> int:
+        rows = (json.loads(x) for x in (run / "records.jsonl").read_text().splitlines())
+        return sum(r.get("prompt_tokens") or 0 for r in rows)
+
+    simulated = total(shape / "predicted")
+    return total(shape / "measured") / simulated if simulated else None
 
 
 def run_shape(
@@ -328,7 +329,7 @@ def run_shape(
     p = predict(profile, sh.flags, d / "predicted", log, SLO).levels[0]  # before measuring
     m = measure(url, sh.flags, d / "measured", log, SLO).levels[0]
     row = compare(p, m)
-    row["served_prompt_ratio"] = served_prompt_ratio(d / "measured")
+    row["served_prompt_ratio"] = served_prompt_ratio(d)
     row["missed"] = misses(row)
     row["mechanism"] = mechanism(sh.kind, row, row["missed"]) if row["missed"] else ""
     row["flags"] = list(sh.flags)
@@ -450,7 +451,7 @@ def reprint(out: Path) -> int:
     )
     header()
     for name, row in res["shapes"].items():
-        row["served_prompt_ratio"] = served_prompt_ratio(out / name / "measured")
+        row["served_prompt_ratio"] = served_prompt_ratio(out / name)
         row["missed"] = misses(row)
         kind = next((k for p, k in kinds.items() if name.startswith(p)), "trace")
         row["mechanism"] = mechanism(kind, row, row["missed"]) if row["missed"] else ""
