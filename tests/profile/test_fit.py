@@ -67,8 +67,9 @@ def test_with_the_servers_prefill_time_the_request_cost_is_measured_not_fitted()
 def test_a_ttft_the_fit_would_bend_cannot_move_the_request_cost() -> None:
     # lone prompts whose prefill runs 10 % over the step the mixed probe prices: fitted
     # from the TTFTs alone, part of that excess became a per-prompt-token request cost
-    # that delays every prompt (on the real server, 0.26 ms a token); with the server's own step it stays in the step, and the request
-    # cost is what the TTFT holds beyond the server's step (here exactly 15 ms)
+    # that delays every prompt (on the real server, 0.26 ms a token); with the server's
+    # own step it stays in the step, and the request cost is what the TTFT holds beyond
+    # the server's step (here exactly 15 ms)
     def slow(o: Observation) -> Observation:
         if o.probe not in ("lone", "prefix"):
             return o

@@ -221,3 +221,22 @@ def test_a_chat_template_adds_its_tokens_to_every_turn_and_the_cache_keeps_them(
     simulate([], rec, policy, chats, requests=RequestModel(prompts=prompt_runs(templated)[:2]))
     # turn 2 (120 tokens) reuses turn 1's 80 and 9 of its 10 reply tokens: 31 computed
     assert [p for p, _ in rec.steps if p] == [((80, 0),), ((31, 89),)]
+
+
+def test_every_chat_opens_with_the_templates_shared_head_and_a_new_one_follows_it() -> None:
+    from inferlab.load.conversations import with_template
+    from inferlab.sim.prefix_cache import TEMPLATE_RUN, chat_prompt
+
+    reqs = as_conversations(None, np.array([50, 20, 40]), np.array([4, 4, 4]), Conversation(1))
+    templated = with_template(reqs, 30, 5, shared_tokens=24)  # 24 of the 30 alike in all
+    runs = prompt_runs(templated)
+    assert runs[0] == ((TEMPLATE_RUN, 24), (chat_run(0), 56))
+    assert runs[1] == ((TEMPLATE_RUN, 24), (chat_run(1), 26))
+    assert chat_prompt(5, 20, 24) == ((chat_run(5), 20),)  # no head longer than the prompt
+    # three slots: A (slot 2) finishes; B, sent later, would take slot 1 by age, but its
+    # 24 shared tokens in A's slot are 24 / 50 > 10 % alike: it takes slot 2 and reuses
+    # them (as llama-server: a new chat lands where a chat was, LCP similarity)
+    sched = run_slots(3, [(0.0, 80), (1.0, 50)], runs[:2])
+    b = sched.slots[2].request
+    assert b is not None and b.id == 1 and b.cached_tokens == 24
+    assert sched.slots[1].request is None and sched.slots[1].prompt is None

@@ -66,12 +66,18 @@ def as_conversations(starts: F64 | None, message: I64, output: I64, conv: Conver
     )
 
 
-def with_template(reqs: Requests, first_tokens: int, per_message_tokens: int) -> Requests:
+def with_template(
+    reqs: Requests, first_tokens: int, per_message_tokens: int, shared_tokens: int = 0
+) -> Requests:
     """A conversation level's prompts as a chat template makes them: turn k's prompt holds
     2k earlier messages (k user messages and k replies) and the new one; the template adds
     `first_tokens` (a system prompt, the new message's markers, the reply's opening) and
-    `per_message_tokens` for each earlier message."""
+    `per_message_tokens` for each earlier message. The first `shared_tokens` of them (the
+    system prompt: at most `first_tokens`) open every conversation's prompt alike."""
     if reqs.message_tokens is None or not (first_tokens or per_message_tokens):
         return reqs
     extra = first_tokens + per_message_tokens * 2 * reqs.turn
-    return dataclasses.replace(reqs, prompt_tokens=reqs.prompt_tokens + extra)
+    head = min(shared_tokens, first_tokens)
+    return dataclasses.replace(
+        reqs, prompt_tokens=reqs.prompt_tokens + extra, chat_head_tokens=head
+    )

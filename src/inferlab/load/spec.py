@@ -103,6 +103,9 @@ class Requests:
     # Conversations: each turn's new user message (prompt_tokens holds the whole history
     # before it as well, the replies forced to their output lengths). None: no turns.
     message_tokens: I64 | None = None
+    # A chat template's first tokens, the same in every conversation (its system prompt):
+    # each conversation's prompt opens with them (load/conversations.with_template).
+    chat_head_tokens: int = 0
 
     def __len__(self) -> int:
         return len(self.prompt_tokens)

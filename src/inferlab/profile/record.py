@@ -83,6 +83,7 @@ class ProfileRecord(JsonRecord):
     # the chat template's tokens (profile/template.py); absent: no chat API, or older files
     chat_first_tokens: int | None = optional()
     chat_per_message_tokens: int | None = optional()
+    chat_shared_tokens: int | None = optional()  # of the first: alike in every chat
 
     def problem(self) -> str | None:
         if self.schema_version != SCHEMA_VERSION:

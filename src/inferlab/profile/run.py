@@ -134,8 +134,9 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
         say(
             "template no chat API: nothing measured"
             if template is None
-            else f"template +{template[0]} tokens on a chat's first message, "
-            f"+{template[1]} per earlier message"
+            else f"template +{template.first} tokens on a chat's first message "
+            f"({template.shared if template.shared is not None else '?'} alike in every "
+            f"chat), +{template.per_message} per earlier message"
         )
     return ProfileRecord(
         schema_version=SCHEMA_VERSION,
@@ -145,8 +146,9 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
         budget=cfg.budget,
         wall_s=time.perf_counter() - t_start,
         observations=tuple(obs),
-        chat_first_tokens=template[0] if template else None,
-        chat_per_message_tokens=template[1] if template else None,
+        chat_first_tokens=template.first if template else None,
+        chat_per_message_tokens=template.per_message if template else None,
+        chat_shared_tokens=template.shared if template else None,
     )
 
 

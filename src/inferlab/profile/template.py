@@ -8,23 +8,45 @@ the message's markers, the reply's opening), and per earlier message the rest, h
 (load/conversations.with_template): on the bundled SmolLM2 the template was 45 % of a
 3-turn chat's prompt tokens, and nothing else in the profile sees it.
 
+Then how much of it every chat shares (its system prompt): three one-message chats of
+different texts, cached in one slot one after another; the tokens the server reused
+(timings.cache_n, or usage's cached_tokens) for the second and third, the smaller of the
+two (two texts may open alike). SmolLM2: 24 of its 30 (its default system prompt and the
+user's marker). Every conversation's prompt opens with them, so a new conversation finds
+them in any slot that served one, and llama-server's slot choice by similarity sends it
+there (sim/prefix_cache.chat_prompt).
+
 A server without the chat API (an HTTP 4xx) has no template to measure: None. A server
 that fails otherwise ends the profile, as every probe (ProbeError).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import dataclass, replace
 
 from inferlab.bench.client import stream_request
 from inferlab.profile.probes import Client, ProbeError
+from inferlab.records import RequestRecord
 
 MESSAGE_TOKENS = (24, 16, 24)  # user A, assistant B, user C
 
 
-async def _templated(c: Client, texts: list[tuple[str, int]]) -> int | None:
-    """usage.prompt_tokens of a chat of these messages (user, assistant, user...)."""
-    ep = replace(c.endpoint, api="chat")
+@dataclass(frozen=True, slots=True)
+class Template:
+    first: int  # tokens added to a chat's first message
+    per_message: int  # tokens added per earlier message
+    shared: int | None  # of `first`, those alike in every chat (None: not reported)
+
+
+async def _templated(
+    c: Client, texts: list[tuple[str, int]], slot: int | None = None
+) -> RequestRecord | None:
+    """A one-token chat of these messages (user, assistant, user...), cached in `slot`
+    if one is named; None if the server has no chat API."""
+    ep = replace(c.endpoint, api="chat", cache_prompt=slot is not None)
+    if slot is not None:
+        ep = replace(ep, extra_body_json=json.dumps({"id_slot": slot}))
     roles = ("user", "assistant")
     history = [{"role": roles[i % 2], "content": t} for i, (t, _) in enumerate(texts[:-1])]
     rec = c.record(texts[-1][1], 1, "template")
@@ -36,16 +58,31 @@ async def _templated(c: Client, texts: list[tuple[str, int]]) -> int | None:
             f"the server failed the chat-template probe "
             f"({rec.error or f'HTTP {rec.http_status}'}); is it still running?"
         )
-    return rec.prompt_tokens
+    return rec
 
 
-async def chat_template(c: Client) -> tuple[int, int] | None:
-    """(tokens added to one message, tokens added per earlier message), or None."""
+async def shared_head(c: Client, first: int) -> int | None:
+    """The template's tokens every chat shares: what a chat reuses of another's, cached
+    in the same slot (the smaller of two tries), at most `first`."""
+    reused = []
+    for _ in range(3):
+        rec = await _templated(c, [await c.prompt(MESSAGE_TOKENS[0])], slot=0)
+        if rec is None:
+            return None
+        hit = rec.cached_prompt_tokens_server
+        reused.append(hit if hit is not None else rec.cached_prompt_tokens)
+    if any(h is None for h in reused[1:]):
+        return None
+    return min(min(h for h in reused[1:] if h is not None), first)
+
+
+async def chat_template(c: Client) -> Template | None:
+    """What the chat template adds, or None (no chat API)."""
     texts = [await c.prompt(n) for n in MESSAGE_TOKENS]
     one = await _templated(c, texts[:1])
     three = await _templated(c, texts) if one is not None else None
-    if one is None or three is None:
+    if one is None or three is None or one.prompt_tokens is None or three.prompt_tokens is None:
         return None
-    first = max(one - texts[0][1], 0)
-    per_message = max(round((three - sum(n for _, n in texts) - first) / 2), 0)
-    return first, per_message
+    first = max(one.prompt_tokens - texts[0][1], 0)
+    per_message = max(round((three.prompt_tokens - sum(n for _, n in texts) - first) / 2), 0)
+    return Template(first, per_message, await shared_head(c, first))

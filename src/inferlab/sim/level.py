@@ -152,7 +152,9 @@ def simulate_level(cfg: SimConfig, level: Level, specs: Requests | None = None) 
         w = sized(cfg, level)
         specs = w.requests(level)
     c = cfg.costs
-    reqs = with_template(specs, c.chat_first_tokens, c.chat_per_message_tokens)
+    reqs = with_template(
+        specs, c.chat_first_tokens, c.chat_per_message_tokens, c.chat_shared_tokens
+    )
     if level.kind == "trace":
         cfg.limits.check_requests(len(reqs), "the trace")
     users, arrivals = _users(cfg, level, reqs), _arrivals(cfg, level, reqs)

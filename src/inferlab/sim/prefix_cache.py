@@ -35,6 +35,16 @@ def chat_run(conversation: int) -> int:
     return -(2 * conversation + 2)
 
 
+TEMPLATE_RUN = chat_run(2**61)  # a chat template's head, the same in every conversation
+
+
+def chat_prompt(conversation: int, tokens: int, head: int) -> Prompt:
+    """A conversation's prompt: the template's shared head (if any), then its own text."""
+    if 0 < head < tokens:
+        return ((TEMPLATE_RUN, head), (chat_run(conversation), tokens - head))
+    return ((chat_run(conversation), tokens),)
+
+
 def prompt_runs(reqs: Requests) -> list[Prompt]:
     """Each request's prompt as runs: shared blocks, then its own text (or its chat's)."""
     out: list[Prompt] = []
@@ -43,7 +53,7 @@ def prompt_runs(reqs: Requests) -> list[Prompt]:
         n = int(reqs.prompt_tokens[i])
         conv = int(reqs.conversation_id[i])
         if conv != NO_ID:
-            out.append(((chat_run(conv), n),))
+            out.append(chat_prompt(conv, n, reqs.chat_head_tokens))
             continue
         blocks = reqs.request_blocks(i)
         k = usable_blocks(n, bt, len(blocks)) if blocks and bt > 0 else 0

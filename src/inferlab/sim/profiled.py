@@ -43,6 +43,7 @@ def costs_of(model: ProfileStepTime, profile: ProfileRecord) -> RequestCosts:
         request_overhead_per_token_s=f.request_per_prompt_token_s,
         chat_first_tokens=profile.chat_first_tokens or 0,
         chat_per_message_tokens=profile.chat_per_message_tokens or 0,
+        chat_shared_tokens=profile.chat_shared_tokens or 0,
     )
 
 
@@ -65,6 +66,7 @@ def profiled_model(
         **model.fit.coefficients(),
         "worst_residual": model.fit.worst_error,
         "chat_template_tokens": [profile.chat_first_tokens, profile.chat_per_message_tokens],
+        "chat_template_shared_tokens": profile.chat_shared_tokens,
         "batch_limit": model.batch_limit,
     }
     return model, desc, costs_of(model, profile)

@@ -50,13 +50,15 @@ class RequestCosts:
     `finish_overhead_s`: from the step that gave its last token until the client has the
     whole reply (a closed-loop user sends its next request then).
     `chat_first_tokens` + `chat_per_message_tokens` x each earlier message: the tokens a
-    server's chat template adds to a conversation's prompt (a profile's template probe)."""
+    server's chat template adds to a conversation's prompt (a profile's template probe),
+    the first `chat_shared_tokens` of them alike in every conversation (a system prompt)."""
 
     request_overhead_s: float = 0.0
     finish_overhead_s: float = 0.0
     request_overhead_per_token_s: float = 0.0
     chat_first_tokens: int = 0
     chat_per_message_tokens: int = 0
+    chat_shared_tokens: int = 0  # of chat_first_tokens: the head every conversation shares
 
     def __post_init__(self) -> None:
         for name in ("request_overhead_s", "finish_overhead_s", "request_overhead_per_token_s"):
