@@ -60,7 +60,12 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
     assert "template no chat API" in err
     prefix = [o for o in profile.observations if o.probe == "prefix"]
     assert [o.cached_tokens for o in prefix] == [128, 256]  # cache_n, as the fake reported it
+    # the fake times each prefill as llama-server does (timings.prompt_ms): the TTFT
+    # probes carry it, so the request's cost is measured beyond the server's step
+    ttft = [o for o in profile.observations if o.probe in ("lone", "prefix")]
+    assert all(o.server_step_s and 0 < o.server_step_s < o.median_s for o in ttft)
     fit = fit_profile(profile.observations)
+    assert {"lone-step", "prefix-step"} <= {r.probe for r in fit.residuals}
     assert printed["fit"]["base_s"] == fit.base_s
     for p in (16, 384):  # a request pays at least what the fake scripts (HTTP only adds)
         scripted = SCRIPT.request_overhead_s + SCRIPT.request_per_prompt_token_s * p

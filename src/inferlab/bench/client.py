@@ -145,6 +145,17 @@ def make_connector(limit: int, keepalive: bool = True) -> aiohttp.TCPConnector:
     return conn
 
 
+def read_timings(rec: RequestRecord, timings: Any) -> None:
+    """llama.cpp's `timings` (its final chunk): the prompt tokens it reused (cache_n) and
+    its own prefill time (prompt_ms)."""
+    if not isinstance(timings, dict):
+        return
+    if isinstance(timings.get("cache_n"), int):
+        rec.cached_prompt_tokens_server = timings["cache_n"]
+    if isinstance(timings.get("prompt_ms"), int | float):
+        rec.server_prompt_ms = float(timings["prompt_ms"])
+
+
 class _Stream:
     """Folds parsed SSE payloads into a record (and the text into `reply`, when asked)."""
 
@@ -174,12 +185,7 @@ class _Stream:
             rec.error = f"server error mid-stream: {msg}"
             return
         usage = obj.get("usage") or None
-        timings = obj.get("timings")  # llama.cpp, final chunk: cache_n prompt tokens reused
-        if isinstance(timings, dict):
-            if isinstance(timings.get("cache_n"), int):
-                rec.cached_prompt_tokens_server = timings["cache_n"]
-            if isinstance(timings.get("prompt_ms"), int | float):
-                rec.server_prompt_ms = float(timings["prompt_ms"])
+        read_timings(rec, obj.get("timings"))
         content = reasoning = False
         for choice in obj.get("choices") or []:
             text = choice.get("text")
