@@ -17,7 +17,9 @@ SCRIPT = StepScript()
 GGUF = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def profile_dir(tmp: Path, slots: int = 4, threads: int = 1) -> Path:
+def profile_dir(
+    tmp: Path, slots: int = 4, threads: int = 1, template: tuple[int, int, int] | None = None
+) -> Path:
     d = tmp / "profile"
     d.mkdir(exist_ok=True)
     record = ProfileRecord(
@@ -28,6 +30,9 @@ def profile_dir(tmp: Path, slots: int = 4, threads: int = 1) -> Path:
         budget=1,
         wall_s=100.0,
         observations=tuple(scripted_observations(SCRIPT)),
+        chat_first_tokens=template[0] if template else None,
+        chat_per_message_tokens=template[1] if template else None,
+        chat_shared_tokens=template[2] if template else None,
     )
     write_json(d / "profile.json", record)
     return d
@@ -115,3 +120,23 @@ def test_a_simulated_level_states_its_prefix_cache_hit_ratio(run_cli: Any) -> No
         "--prompt-tokens", "96", "--output-tokens", "4", "--json",
     )  # fmt: skip
     assert "prefix_cache_hit_ratio" not in loads_strict(out)["levels"][0]  # nothing shared
+
+
+def test_a_chat_level_says_the_profiles_template_and_its_predicted_hit_ratio(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    d = profile_dir(tmp_path, template=(30, 6, 24))
+    code, out, err = run_cli(
+        "simulate", "--profile", str(d), "--turns", "3", "--concurrency", "2",
+        "--prompt-tokens", "40", "--output-tokens", "8", "--requests-per-level", "6",
+    )  # fmt: skip
+    assert code == 0, err
+    assert (
+        "chat template (the profile's): +30 tokens on a conversation's first message "
+        "(24 alike in every conversation), +6 per earlier message" in out
+    )
+    # turn k's prompt: 30 + 40 + k x (40 + 8 + 2 x 6) = 70, 130, 190 tokens (780 in the
+    # two conversations, whose first turns share one step: nothing cached yet); turn k + 1
+    # finds turn k's prompt and 7 of its 8 reply tokens in its slot: 77 and 137 cached
+    line = next(x for x in out.splitlines() if "prefix cache: predicted hit ratio" in x)
+    assert f"ratio {2 * (77 + 137) / 780:.2f} " in line

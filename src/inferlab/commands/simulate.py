@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         result = sim.run(cfg)
         (sl,) = result.levels
         say.result(sl, result.summary.simulation, result.wall_s, text)
+        say.prompts(sl.summary, cfg.costs, text)
         say.slo(sl.summary, text)
         for line in result.fit_lines:
             print(f"  step time: {line}", file=text)

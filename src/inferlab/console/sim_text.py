@@ -9,6 +9,7 @@ from inferlab.units import fmt_duration as dur
 
 if TYPE_CHECKING:
     from inferlab.sim.level import SimLevel
+    from inferlab.sim.request import RequestCosts
     from inferlab.summary import LevelSummary, SimulationBlock
 
 
@@ -64,6 +65,24 @@ def result(sl: SimLevel, sim: SimulationBlock | None, wall: float, file: IO[str]
         f"preemptions {res.preemptions}"
     )
     injected(lv, res, file)
+
+
+def prompts(lv: LevelSummary, costs: RequestCosts, file: IO[str]) -> None:
+    """What the prompts were made of: a chat template's tokens (a conversation level, from
+    the profile) and the prefix cache's predicted hit ratio."""
+    if lv.per_turn is not None and (costs.chat_first_tokens or costs.chat_per_message_tokens):
+        print(
+            f"  chat template (the profile's): +{costs.chat_first_tokens} tokens on a "
+            f"conversation's first message ({costs.chat_shared_tokens} alike in every "
+            f"conversation), +{costs.chat_per_message_tokens} per earlier message",
+            file=file,
+        )
+    if lv.prefix_cache_hit_ratio is not None:
+        print(
+            f"  prefix cache: predicted hit ratio {lv.prefix_cache_hit_ratio:.2f} "
+            "(prompt tokens served from cache)",
+            file=file,
+        )
 
 
 def injected(lv: LevelSummary, res: Any, file: IO[str]) -> None:
