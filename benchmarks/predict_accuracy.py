@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from inferlab.jsonio import loads_strict, write_json
+from inferlab.records import read_records
 from inferlab.summary import LevelSummary, RunSummary
 
 TPOT, TTFT50, TTFT99, GOOD = 0.10, 0.15, 0.25, 0.10
@@ -313,8 +314,7 @@ def served_prompt_ratio(shape: Path) -> float | None:
     see."""
 
     def total(run: Path) -> int:
-        rows = (json.loads(x) for x in (run / "records.jsonl").read_text().splitlines())
-        return sum(r.get("prompt_tokens") or 0 for r in rows)
+        return sum(r.prompt_tokens or 0 for r in read_records(run / "records.jsonl"))
 
     simulated = total(shape / "predicted")
     return total(shape / "measured") / simulated if simulated else None

@@ -72,6 +72,13 @@ class RequestRecord:
         )
 
     @property
+    def server_cached_tokens(self) -> int | None:
+        """Prompt tokens the server says it reused: llama.cpp's timings.cache_n, else
+        usage.prompt_tokens_details.cached_tokens (None: it said neither)."""
+        c = self.cached_prompt_tokens_server
+        return c if c is not None else self.cached_prompt_tokens
+
+    @property
     def early_stop(self) -> bool:
         return self.ok and (self.finish_reason != "length" or self.n_out != self.max_tokens)
 

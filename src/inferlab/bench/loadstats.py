@@ -35,9 +35,7 @@ def server_hit_ratio(records: list[RequestRecord]) -> float | None:
     cached = total = 0
     seen = False
     for r in records:
-        c = r.cached_prompt_tokens_server
-        if c is None:
-            c = r.cached_prompt_tokens
+        c = r.server_cached_tokens
         if c is None or not r.prompt_tokens:
             continue
         seen = True

@@ -79,14 +79,18 @@ class Client:
         self.sent += 1
         return RequestRecord(self.sent, probe, "measure", prompt_tokens, max_tokens)
 
+    def endpoint_for(self, cache: bool = False, slot: int | None = None) -> Endpoint:
+        """The probes' endpoint with the server's prompt cache on or off, pinned to `slot`."""
+        ep = replace(self.endpoint, cache_prompt=cache) if cache else self.endpoint
+        if slot is not None:
+            ep = replace(ep, extra_body_json=json.dumps({"id_slot": slot}))
+        return ep
+
     async def send(
         self, text: str, rec: RequestRecord, cache: bool = False, slot: int | None = None
     ) -> RequestRecord:
         """Stream one request into `rec` (in slot `slot`); ProbeError if it fails."""
-        ep = replace(self.endpoint, cache_prompt=cache) if cache else self.endpoint
-        if slot is not None:
-            ep = replace(ep, extra_body_json=json.dumps({"id_slot": slot}))
-        await stream_request(self.session, ep, rec, text, self.t0_ns)
+        await stream_request(self.session, self.endpoint_for(cache, slot), rec, text, self.t0_ns)
         if not rec.ok:
             raise ProbeError(
                 f"the server failed a {rec.level} probe request "
@@ -113,10 +117,10 @@ def ttft_s(rec: RequestRecord) -> float:
 def with_server_prefill(o: Observation, recs: Sequence[RequestRecord]) -> Observation:
     """A TTFT probe's observation with the median of the server's own prefill time
     (llama.cpp's timings.prompt_ms), where every request reported it."""
-    ms = [r.server_prompt_ms for r in recs]
-    if not ms or any(m is None for m in ms):
+    ms = [r.server_prompt_ms for r in recs if r.server_prompt_ms is not None]
+    if not ms or len(ms) < len(recs):
         return o
-    return replace(o, server_step_s=statistics.median(m for m in ms if m is not None) / 1e3)
+    return replace(o, server_step_s=statistics.median(ms) / 1e3)
 
 
 async def lone(c: Client, tokens: int, repeats: int) -> Observation:

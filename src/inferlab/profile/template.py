@@ -22,7 +22,6 @@ that fails otherwise ends the profile, as every probe (ProbeError).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 
 from inferlab.bench.client import stream_request
@@ -44,9 +43,7 @@ async def _templated(
 ) -> RequestRecord | None:
     """A one-token chat of these messages (user, assistant, user...), cached in `slot`
     if one is named; None if the server has no chat API."""
-    ep = replace(c.endpoint, api="chat", cache_prompt=slot is not None)
-    if slot is not None:
-        ep = replace(ep, extra_body_json=json.dumps({"id_slot": slot}))
+    ep = replace(c.endpoint_for(cache=slot is not None, slot=slot), api="chat")
     roles = ("user", "assistant")
     history = [{"role": roles[i % 2], "content": t} for i, (t, _) in enumerate(texts[:-1])]
     rec = c.record(texts[-1][1], 1, "template")
@@ -65,15 +62,13 @@ async def shared_head(c: Client, first: int) -> int | None:
     """The template's tokens every chat shares: what a chat reuses of another's, cached
     in the same slot (the smaller of two tries), at most `first`."""
     reused = []
-    for _ in range(3):
+    for i in range(3):
         rec = await _templated(c, [await c.prompt(MESSAGE_TOKENS[0])], slot=0)
-        if rec is None:
+        hit = rec.server_cached_tokens if rec is not None else None
+        if hit is None and i:  # the first only fills the slot
             return None
-        hit = rec.cached_prompt_tokens_server
-        reused.append(hit if hit is not None else rec.cached_prompt_tokens)
-    if any(h is None for h in reused[1:]):
-        return None
-    return min(min(h for h in reused[1:] if h is not None), first)
+        reused.append(hit or 0)
+    return min(*reused[1:], first)
 
 
 async def chat_template(c: Client) -> Template | None:
