@@ -75,6 +75,8 @@ def test_overall_attainment_binds_when_each_objective_holds() -> None:
     assert [o.holds for o in lv.objectives] == [True, True, False]
     assert lv.attainment == pytest.approx(0.8) and not lv.passed
     assert lv.binding is not None and lv.binding.name == "attainment"
+    # it has no limit of its own: said as what it is, not as "attainment=0 ms"
+    assert lv.binding.describe(0.9) == "every objective at once: 80% of requests within all < 90%"
 
 
 def test_itl_max_is_per_chunk_and_tpot_per_token() -> None:

@@ -27,6 +27,7 @@ from inferlab.slo.outcome import Outcome
 from inferlab.units import fmt_duration
 
 Kind = Literal["request", "level"]
+OVERALL = "attainment"  # every per-request objective at once (no limit of its own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,11 @@ class ObjectiveResult(JsonRecord):
             return f"{self.name}: {fmt_duration(self.value_s)} {sign} {fmt_duration(self.limit_s)}"
         sign = ">=" if self.holds else "<"
         att = self.attainment or 0.0
+        if self.name == OVERALL:
+            return (
+                f"every objective at once: {att:.0%} of requests within all "
+                f"{sign} {min_attainment:.0%}"
+            )
         return (
             f"{self.name}={fmt_duration(self.limit_s)}: {att:.0%} of requests within it "
             f"{sign} {min_attainment:.0%}"
@@ -150,7 +156,7 @@ def _overall(slo: Slo, good: int, n: int) -> ObjectiveResult:
     att = good / n if n else 0.0
     margin = (slo.min_attainment - att) / slo.min_attainment
     return ObjectiveResult(
-        "attainment", "request", 0.0, att >= slo.min_attainment, margin, attainment=att
+        OVERALL, "request", 0.0, att >= slo.min_attainment, margin, attainment=att
     )
 
 
