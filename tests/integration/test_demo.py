@@ -103,6 +103,8 @@ def _every_level_predicted_before_measured(s: dict[str, Any], stdout: str, profi
         assert p["requests"] == lv["requests_measured"]  # the specs bench sent
         if profiled:  # the profile's predictions are the ones kept (demo/profiled.py)
             assert p["source"].startswith("the served profile (profile of http://"), p["source"]
+            # and how far the machine's speed moved while it was profiled
+            assert "the machine's speed over the profile: its decode rounds spread" in stdout
         else:
             assert "serving overhead 0.00 ms/step (none given)" in p["source"]
         assert p["errors"]["tpot_p50"] is not None and "slo" in lv

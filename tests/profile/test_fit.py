@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import replace
 
 import pytest
@@ -153,3 +154,14 @@ def test_too_few_observations_to_fit_is_one_line() -> None:
 
     with pytest.raises(InferlabError, match="at least 3 timed observations"):
         fit_profile(scripted_observations()[:2])
+
+
+def test_the_speed_spread_is_how_far_the_decode_rounds_moved() -> None:
+    obs = scripted_observations()
+    assert fit_profile(obs).speed_spread is None  # no run medians: not measured
+    assert fit_profile(obs).spread_line() is None
+    rounds = {1: (0.010, 0.012, 0.011), 2: (0.020, 0.030), 4: (0.05,)}  # D=4 ran once
+    obs = [replace(o, run_medians_s=rounds[o.decoders]) if o.probe == "decode" else o for o in obs]
+    fit = fit_profile(obs)
+    assert fit.speed_spread == pytest.approx(statistics.median([0.002 / 0.022, 0.010 / 0.050]))
+    assert fit.spread_line() is not None and "+-15%" in fit.spread_line()

@@ -7,6 +7,7 @@ import pytest
 from inferlab.profile.mixed import stall_s
 from inferlab.profile.plan import make_plan
 from inferlab.profile.probes import steady_gaps, summarise
+from inferlab.profile.run import spread_rounds
 from inferlab.records import RequestRecord
 
 MS = 1_000_000
@@ -60,6 +61,9 @@ def test_the_plan_fits_the_servers_slots_and_context() -> None:
     p = make_plan(1, slots=4, ctx_per_slot=1024)
     assert p.decode_batches == (1, 2, 4) and p.mixed_decoders == (1, 3)
     assert p.lone_prompts == (16, 128, 384) and p.repeats == 3
+    assert p.decode_rounds == 4  # one after each probe group (run.py)
+    assert [spread_rounds(4, g, 4) for g in range(4)] == [1, 1, 1, 1]
+    assert [spread_rounds(6, g, 4) for g in range(4)] == [1, 2, 1, 2]
     small = make_plan(1, slots=1, ctx_per_slot=256)
     assert small.mixed_decoders == ()  # no free slot for the arriving prompt
     assert max(small.lone_prompts) <= 256 - 48

@@ -71,6 +71,10 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
         scripted = SCRIPT.request_overhead_s + SCRIPT.request_per_prompt_token_s * p
         assert fit.request_cost_s(p) > scripted * 0.9
     assert "worst residual" in err and "mixed" in err
+    # the decode probe ran in 4 rounds spread over the profile: their spread is printed
+    decode = [o for o in profile.observations if o.probe == "decode"]
+    assert all(o.run_medians_s is not None and len(o.run_medians_s) == 4 for o in decode)
+    assert fit.speed_spread is not None and "the machine's speed over the profile" in err
 
 
 def test_a_server_that_dies_mid_profile_leaves_one_line_and_no_file(

@@ -95,6 +95,7 @@ def plan_from_profile(
     """Profile the served engine, then predict every level and the max load from it."""
     from inferlab.console.predict_text import prediction_lines
     from inferlab.sim.predict import predict_levels
+    from inferlab.sim.steptime_profile import ProfileStepTime
 
     print("    profile: the served engine's fixed probes (inferlab profile) ...", flush=True)
     try:
@@ -104,6 +105,9 @@ def plan_from_profile(
         return None
     pr = profiled_predictor(record, parallel, ctx, cfg.slo)
     print(f"    predictions from {out / 'profile.json'}; all held out", flush=True)
+    spread = pr.model.fit.spread_line() if isinstance(pr.model, ProfileStepTime) else None
+    if spread:
+        print(f"    {spread}", flush=True)
     preds, skipped = predict_levels(pr, cfg.workload)
     for line in [*skipped, *prediction_lines(preds)]:
         print(f"    {line}", flush=True)

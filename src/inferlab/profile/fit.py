@@ -114,6 +114,7 @@ class ProfileFit(JsonRecord):
     per_ubatch_s: float = 0.0  # each ubatch past the first in a step
     decode_bends: tuple[int, ...] = ()  # batches where decode(D)'s slope changes
     decode_bends_s: tuple[float, ...] = ()  # by how much (s per decoder; may be < 0)
+    speed_spread: float | None = None  # speed_spread(): the machine's drift while profiled
 
     def decode_s(self, decoders: int) -> float:
         """The decoders' part of a step (piecewise linear)."""
@@ -148,6 +149,15 @@ class ProfileFit(JsonRecord):
             f"per request at arrival: {self.request_overhead_s * 1e3:.2f} ms + "
             f"{self.request_per_prompt_token_s * 1e3:.4f} ms per prompt token",
         ]
+
+    def spread_line(self) -> str | None:
+        """The machine's drift while it was profiled, in words (None: not measured)."""
+        if self.speed_spread is None:
+            return None
+        return (
+            f"the machine's speed over the profile: its decode rounds spread "
+            f"+-{self.speed_spread:.0%}: no prediction from it is closer than that here"
+        )
 
     def request_cost_s(self, prompt_tokens: int) -> float:
         """What one request pays once, outside every step."""
@@ -248,6 +258,20 @@ def measured_request_cost(obs: Sequence[Observation]) -> tuple[float, float]:
     return max(float(np.median(extra)), 0.0), 0.0
 
 
+def speed_spread(obs: Sequence[Observation]) -> float | None:
+    """How much the decode step moved between the profile's rounds: for each decode
+    batch, (slowest - fastest) / (slowest + fastest) of its runs' medians; the median
+    over the batches (None: no batch ran twice)."""
+    import statistics
+
+    each = [
+        (max(r) - min(r)) / (max(r) + min(r))
+        for o in obs
+        if o.probe == "decode" and (r := o.run_medians_s) and len(r) > 1
+    ]
+    return statistics.median(each) if each else None
+
+
 def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
     """The step model from the observations, with its residual on each of them."""
     obs = [o for o in observations if o.median_s > 0]
@@ -285,4 +309,5 @@ def fit_profile(observations: Sequence[Observation]) -> ProfileFit:
         max_context_tokens=max((o.context_tokens // max(o.decoders, 1) for o in obs), default=0),
         max_cached_tokens=max((o.cached_tokens for o in obs), default=0),
         residuals=residuals,
+        speed_spread=speed_spread(obs),
     )

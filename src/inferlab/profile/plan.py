@@ -21,6 +21,7 @@ class ProbePlan:
     lone_prompts: tuple[int, ...]
     decode_batches: tuple[int, ...]
     decode_output: int  # tokens each steady stream generates
+    decode_rounds: int  # decode and split runs, spread over the profile (the machine drifts)
     context_prompt: int  # the context-growth probe's prompt (long)
     context_batches: tuple[int, ...]
     mixed_decoders: tuple[int, ...]  # D steady decoders (a slot stays free for the prompt)
@@ -49,6 +50,7 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
         lone_prompts=_fit(prompts, room),
         decode_batches=_fit(batches, slots),
         decode_output=32 + 16 * budget,
+        decode_rounds=2 + 2 * budget,
         context_prompt=min(384 * budget, room - 64),
         context_batches=_fit((1, slots), min(slots, CONTEXT_MOST)),
         mixed_decoders=_fit(mixed_d, max(slots - 1, 1)) if slots > 1 else (),

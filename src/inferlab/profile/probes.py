@@ -226,7 +226,11 @@ def streams_observation(probe: Probe, batch: int, runs: Sequence[StreamsRun]) ->
     ctx = statistics.fmean(r.mean_ctx for r in kept)
     o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
     # the streams that decoded together: any `got` of them sit as slots_of(probe, got) do
-    o = replace(o, ubatches=ubatches_of([(k, 1) for k in slots_of(probe, got)]))
+    o = replace(
+        o,
+        ubatches=ubatches_of([(k, 1) for k in slots_of(probe, got)]),
+        run_medians_s=tuple(statistics.median(r.gaps_s) for r in kept),
+    )
     server = [r.server_step_s for r in runs if r.server_step_s is not None]
     return replace(o, server_step_s=statistics.median(server)) if server else o
 

@@ -61,6 +61,9 @@ class Observation(JsonRecord):
     # llama.cpp's physical passes in the step (ubatches.py); None: one
     # (profiles written before they were counted)
     ubatches: int | None = optional()
+    # decode / split: the median gap of each run (rounds spread over the profile), whose
+    # spread is how much the machine's speed moved while it was profiled
+    run_medians_s: tuple[float, ...] | None = optional()
 
     @property
     def ubatch_count(self) -> int:

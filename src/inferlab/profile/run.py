@@ -1,6 +1,7 @@
 """ProfileConfig -> run_profile -> ProfileRecord: who the server is, then every probe in order.
 
-Order: one warm-up request, lone, decode, context, mixed, prefix. A probe that fails
+Order: one warm-up request, lone, context, mixed, prefix, each followed by rounds of the
+decode and split probes (plan.decode_rounds, spread evenly). A probe that fails
 raises ProbeError (one line) and nothing is returned, so nothing is written.
 """
 
@@ -65,42 +66,75 @@ def identity_from(
     )
 
 
-async def _probe_all(
-    c: probes.Client, plan: ProbePlan, say: Callable[[str], None]
-) -> list[Observation]:
-    out: list[Observation] = []
+@dataclass(slots=True)
+class _Probing:
+    """The probes of one profile, in order, and the observations they noted."""
 
-    def note(o: Observation) -> Observation:
-        say(
+    c: probes.Client
+    plan: ProbePlan
+    say: Callable[[str], None]
+    out: list[Observation]
+    runs: dict[tuple[Probe, int], list[probes.StreamsRun]]
+
+    def note(self, o: Observation) -> None:
+        self.say(
             f"{o.probe:8} D={o.decoders:<3} P={o.prompt_tokens:<5} K={o.cached_tokens:<4} "
             f"U={o.ubatch_count} "
             f"median {o.median_s * 1e3:8.2f} ms  "
             f"(p25 {o.p25_s * 1e3:.2f}, p75 {o.p75_s * 1e3:.2f}, n={o.n})"
         )
-        out.append(o)
-        return o
+        self.out.append(o)
 
-    r = plan.repeats
-    await probes.lone(c, SHORT_PROMPT, 1)  # warm-up, not kept
-    for p in plan.lone_prompts:
-        note(await probes.lone(c, p, r))
+    async def decode_round(self) -> None:
+        """Every decode and split batch once, in turn: a drift in speed moves both."""
+        for probe, b in self.runs:
+            one = await probes.streams_once(self.c, probe, b, SHORT_PROMPT, self.plan.decode_output)
+            self.runs[(probe, b)].append(one)
+
+    async def lone(self) -> None:
+        await probes.lone(self.c, SHORT_PROMPT, 1)  # warm-up, not kept
+        for p in self.plan.lone_prompts:
+            self.note(await probes.lone(self.c, p, self.plan.repeats))
+
+    async def context(self) -> None:
+        plan = self.plan
+        for b in plan.context_batches:
+            o = await probes.streams(
+                self.c, "context", b, plan.context_prompt, plan.decode_output, 1
+            )
+            self.note(o)
+
+    async def mixed(self) -> None:
+        for d in self.plan.mixed_decoders:
+            for o in await mixed_probe.mixed(self.c, d, self.plan.mixed_prompts, self.plan.repeats):
+                self.note(o)
+
+    async def prefix(self) -> None:
+        for k in self.plan.prefix_cached:
+            self.note(await probes.prefix(self.c, self.plan.prefix_prompt, k, self.plan.repeats))
+
+
+def spread_rounds(total: int, group: int, groups: int) -> int:
+    """How many of `total` decode rounds run after probe group `group` of `groups`: as
+    evenly as they go, so the decode step is the machine's over the whole profile, not
+    over one ~20 s stretch (its speed moved +-15 % over 10-30 s on these VMs)."""
+    return total * (group + 1) // groups - total * group // groups
+
+
+async def _probe_all(
+    c: probes.Client, plan: ProbePlan, say: Callable[[str], None]
+) -> list[Observation]:
     paired: list[tuple[Probe, int]] = [("decode", b) for b in plan.decode_batches]
     paired += [("split", b) for b in plan.split_batches]
-    runs: dict[tuple[Probe, int], list[probes.StreamsRun]] = {k: [] for k in paired}
-    for _ in range(2):  # decode and split in turn: a drift in the machine's speed moves both
-        for probe, b in paired:
-            one = await probes.streams_once(c, probe, b, SHORT_PROMPT, plan.decode_output)
-            runs[(probe, b)].append(one)
-    for (probe, b), rs in runs.items():
-        note(probes.streams_observation(probe, b, rs))
-    for b in plan.context_batches:
-        note(await probes.streams(c, "context", b, plan.context_prompt, plan.decode_output, 1))
-    for d in plan.mixed_decoders:
-        for o in await mixed_probe.mixed(c, d, plan.mixed_prompts, r):
-            note(o)
-    for k in plan.prefix_cached:
-        note(await probes.prefix(c, plan.prefix_prompt, k, r))
-    return out
+    p = _Probing(c, plan, say, [], {k: [] for k in paired})
+    groups = (p.lone, p.context, p.mixed, p.prefix)
+    for i, group in enumerate(groups):
+        await group()
+        for _ in range(spread_rounds(plan.decode_rounds, i, len(groups))):
+            await p.decode_round()
+    for (probe, b), rs in p.runs.items():
+        p.note(probes.streams_observation(probe, b, rs))
+    return p.out
 
 
 @contextlib.asynccontextmanager

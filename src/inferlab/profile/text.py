@@ -24,6 +24,9 @@ def fit_lines(fit: ProfileFit) -> list[str]:
             f"{r.predicted_s * 1e3:>10.2f} {r.error:>+7.1%}"
         )
     out.append(f"worst residual {fit.worst_error:.1%} over {len(fit.residuals)} probes")
+    spread = fit.spread_line()
+    if spread:
+        out.append(spread)
     return out
 
 

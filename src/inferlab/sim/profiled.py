@@ -65,6 +65,7 @@ def profiled_model(
         "profile_budget": profile.budget,
         **model.fit.coefficients(),
         "worst_residual": model.fit.worst_error,
+        "speed_spread": model.fit.speed_spread,
         "chat_template_tokens": [profile.chat_first_tokens, profile.chat_per_message_tokens],
         "chat_template_shared_tokens": profile.chat_shared_tokens,
         "batch_limit": model.batch_limit,

@@ -84,6 +84,9 @@ def describe_profile_fit(
         if f.residuals
         else "no probes",
     ]
+    spread = f.spread_line()
+    if spread:
+        out.append(f"  {spread}")
     if f.zeroed:
         out.append(
             "  fixed at 0 (the probes did not move them, or noise made them < 0): "
