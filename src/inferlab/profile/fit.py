@@ -156,7 +156,8 @@ class ProfileFit(JsonRecord):
             return None
         return (
             f"the machine's speed over the profile: its decode rounds spread "
-            f"+-{self.speed_spread:.0%}: no prediction from it is closer than that here"
+            f"+-{self.speed_spread:.0%}: predictions from it carry that much of the machine's "
+            "own noise"
         )
 
     def request_cost_s(self, prompt_tokens: int) -> float:
