@@ -39,6 +39,7 @@ active-set non-negative least squares), and the fit names it.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -263,8 +264,6 @@ def speed_spread(obs: Sequence[Observation]) -> float | None:
     """How much the decode step moved between the profile's rounds: for each decode
     batch, (slowest - fastest) / (slowest + fastest) of its runs' medians; the median
     over the batches (None: no batch ran twice)."""
-    import statistics
-
     each = [
         (max(r) - min(r)) / (max(r) + min(r))
         for o in obs

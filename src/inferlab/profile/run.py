@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -73,8 +73,13 @@ class _Probing:
     c: probes.Client
     plan: ProbePlan
     say: Callable[[str], None]
-    out: list[Observation]
-    runs: dict[tuple[Probe, int], list[probes.StreamsRun]]
+    out: list[Observation] = field(default_factory=list)
+    runs: dict[tuple[Probe, int], list[probes.StreamsRun]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        paired: list[tuple[Probe, int]] = [("decode", b) for b in self.plan.decode_batches]
+        paired += [("split", b) for b in self.plan.split_batches]
+        self.runs = {k: [] for k in paired}
 
     def note(self, o: Observation) -> None:
         self.say(
@@ -124,9 +129,7 @@ def spread_rounds(total: int, group: int, groups: int) -> int:
 async def _probe_all(
     c: probes.Client, plan: ProbePlan, say: Callable[[str], None]
 ) -> list[Observation]:
-    paired: list[tuple[Probe, int]] = [("decode", b) for b in plan.decode_batches]
-    paired += [("split", b) for b in plan.split_batches]
-    p = _Probing(c, plan, say, [], {k: [] for k in paired})
+    p = _Probing(c, plan, say)
     groups = (p.lone, p.context, p.mixed, p.prefix)
     for i, group in enumerate(groups):
         await group()
