@@ -9,7 +9,8 @@ profiles it once with `inferlab profile` (the fixed probes; or takes `--profile 
 refused for another server), then for each shape of the suite: predicts it with
 `inferlab simulate --profile` (the profile only: nothing is fitted to the suite), then
 measures it with `inferlab bench` on the same flags (the same request specs: same
-lengths, seed and arrivals; no warm-up on either side). Printed per shape: TPOT p50,
+lengths, seed and arrivals; no warm-up on either side; bench --settle-slots, so each shape
+starts from an idle server's slot order, as the simulator does). Printed per shape: TPOT p50,
 TTFT p50, TTFT p99 and goodput predicted / measured / error, and where a shape misses a
 target, the mechanisms that can move it that way. Then `--find-max-load concurrency`
 predicted against measured for two SLOs.
@@ -81,6 +82,12 @@ def parse() -> argparse.Namespace:
     p.add_argument("--ctx-per-slot", type=int, default=1024)
     p.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     p.add_argument("--no-max-load", action="store_true", help="skip the two max-load searches")
+    p.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="measure without bench --settle-slots: each shape then starts from the slot "
+        "order the shape before it left, not an idle server's (the simulator's)",
+    )
     p.add_argument("--only", help="comma-separated shape names (all)")
     return p.parse_args()
 
@@ -166,8 +173,13 @@ def predict(
     return summary
 
 
-def measure(url: str, flags: tuple[str, ...], out: Path, log: Path, slo: str) -> RunSummary:
+def measure(
+    url: str, flags: tuple[str, ...], out: Path, log: Path, slo: str, settle: bool
+) -> RunSummary:
+    """`settle`: bench --settle-slots, so the shape starts from an idle server's slot order
+    (the simulator's), not the one the shape before it left."""
     argv = ["bench", "--url", url, *flags, "--slo", slo, "--warmup", "0", "--no-plots"]
+    argv += ["--settle-slots"] if settle else []
     s = inferlab([*argv, "--json", "--out", str(out)], log)
     summary: RunSummary = RunSummary.from_json(s)
     return summary
@@ -321,13 +333,13 @@ def served_prompt_ratio(shape: Path) -> float | None:
 
 
 def run_shape(
-    sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path
+    sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path, settle: bool
 ) -> dict[str, Any]:
     d = out / sh.name
     d.mkdir(parents=True)
     t0 = time.perf_counter()
     p = predict(profile, sh.flags, d / "predicted", log, SLO).levels[0]  # before measuring
-    m = measure(url, sh.flags, d / "measured", log, SLO).levels[0]
+    m = measure(url, sh.flags, d / "measured", log, SLO, settle).levels[0]
     row = compare(p, m)
     row["served_prompt_ratio"] = served_prompt_ratio(d)
     row["missed"] = misses(row)
@@ -341,7 +353,7 @@ def run_shape(
 
 
 def max_load(
-    profile: tuple[str, ...], url: str, out: Path, log: Path, slo: str, i: int
+    profile: tuple[str, ...], url: str, out: Path, log: Path, slo: str, i: int, settle: bool
 ) -> dict[str, Any]:
     flags = (
         *MIXED,
@@ -355,7 +367,7 @@ def max_load(
         "5",
     )
     p = predict(profile, flags, out / f"max-load-{i}" / "predicted", log, slo).max_load
-    m = measure(url, flags, out / f"max-load-{i}" / "measured", log, slo).max_load
+    m = measure(url, flags, out / f"max-load-{i}" / "measured", log, slo, settle).max_load
     row = {"slo": slo, "predicted": p.value if p else None, "measured": m.value if m else None}
     row["equal"] = row["predicted"] == row["measured"]
     print(
@@ -408,11 +420,12 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         print("  --fake: the chat shape is skipped (the fake has no chat API)")
         shapes = [s for s in shapes if s.kind != "chat"]
     header()
-    rows = {sh.name: run_shape(sh, basis, url, a.out, log) for sh in shapes}
+    settle = not a.no_settle
+    rows = {sh.name: run_shape(sh, basis, url, a.out, log, settle) for sh in shapes}
     loads = (
         []
         if a.no_max_load
-        else [max_load(basis, url, a.out, log, s, i) for i, s in enumerate(MAX_LOAD_SLOS)]
+        else [max_load(basis, url, a.out, log, s, i, settle) for i, s in enumerate(MAX_LOAD_SLOS)]
     )
     fit = json.loads((Path(prof) / "profile.json").read_text())
     return {

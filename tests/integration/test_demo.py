@@ -44,6 +44,7 @@ def test_demo_quick_end_to_end(
     ):
         assert (out / name).stat().st_size > 0, name
     s = json.loads((out / "summary.json").read_text())
+    assert s["workload"]["settle_slots"] is True  # each level from an idle server's slot order
     labels = [lv["label"] for lv in s["levels"]]
     closed = [lv for lv in s["levels"] if lv.get("concurrency") is not None]
     assert [lv["concurrency"] for lv in closed] == [1, 2]

@@ -21,6 +21,7 @@ from inferlab.profile.fit import fit_profile
 from inferlab.profile.record import load_profile
 from inferlab.testing.fake_steps import StepScript, running_fake_steps
 from tests.clirun import RunCli
+from tests.fakeslots import slot_tasks
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +33,13 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
         code, out, err = run_cli(
             "profile", "--url", url, "--out", str(tmp_path), "--threads", "1", "--json"
         )
+        tasks = slot_tasks(url)
     assert code == 0, err
+    # the profile's last 4 requests settled the slots, highest id first (bench/settle.py):
+    # the next load fills them 3, 2, 1, 0, as on an idle server
+    last = max(tasks)
+    assert tasks == [last, last - 1, last - 2, last - 3]
+    assert "settled  4 slots" in err
     printed = loads_strict(out)
     profile = load_profile(tmp_path)
     assert profile.server.parallel == 4 and profile.server.threads == 1

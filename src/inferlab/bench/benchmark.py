@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 
 from inferlab import __version__
+from inferlab.bench.autofloor import fetch_props, props_url
 from inferlab.bench.client import Endpoint, default_request_timeout_s, make_connector
 from inferlab.bench.clock import ClockOffset, ClockReport
 from inferlab.bench.fleet import (
@@ -37,6 +38,7 @@ from inferlab.bench.prompt_text import LocalCounter, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
+from inferlab.bench.settle import settle_slots, slot_count
 from inferlab.bench.slo_level import record_probe, search_levels
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.engine_result import EngineBench
@@ -100,6 +102,9 @@ class BenchConfig:
     # A level whose every measured request failed ends the sweep there (bench --keep-going:
     # go on to the next level anyway).
     keep_going: bool = False
+    # --settle-slots: before each level, llama-server's slots released highest id first, as
+    # an idle server fills them (bench/settle.py), so no level inherits the one before's.
+    settle_slots: bool = False
     prompt_corpus: tuple[str, ...] = field(default=(), repr=False)  # --prompts FILE's words
     tokenizer: LocalCounter | None = None  # --tokenizer FILE: counts where /tokenize is missing
     extra_body_json: str = ""  # --extra-body: merged into every request body
@@ -195,6 +200,7 @@ class RunState:
     sampler: Any = None  # servermetrics.sampler.MetricsSampler while /metrics answers
     fleet: Fleet | None = None  # bench --workers / --ray
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
+    settle_slots: int = 0  # --settle-slots: the server's slots, released before each level
 
 
 def _workload(cfg: BenchConfig) -> WorkloadBlock:
@@ -206,6 +212,7 @@ def _workload(cfg: BenchConfig) -> WorkloadBlock:
             "api": cfg.api,
             "warmup_per_level": cfg.warmup,
             "force_length": cfg.force_length,
+            "settle_slots": cfg.settle_slots,
             "extra_body": json.loads(cfg.extra_body_json) if cfg.extra_body_json else None,
             "headers": sorted(k for k, _ in cfg.headers) or None,  # names only: values may be keys
             "stall_factor": cfg.stall_factor,
@@ -319,6 +326,8 @@ async def _run_one_level(
     if not any(p.tokens is not None for p in prompts) and not said:
         state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
     n = len(prompts)
+    if state.settle_slots:
+        await settle_slots(ctx.session, ctx.endpoint, state.settle_slots, ctx.t0_ns)
     hooks.level_start(level, len(reqs), len(warm))
     run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio)
     state.runs.append(run)
@@ -336,10 +345,11 @@ async def _run_one_level(
 
 async def preflight(
     session: aiohttp.ClientSession, cfg: BenchConfig, info: ServerInfo, endpoint: Endpoint
-) -> None:
+) -> int:
     """Before anything is written, and before any request: every request within the
     server's context (where it states it); then the chat API for --turns, and one request
-    that must answer with an OpenAI stream (--api chat: it also gives the template's tokens)."""
+    that must answer with an OpenAI stream (--api chat: it also gives the template's tokens).
+    Returns the slots --settle-slots releases before each level (0 without it)."""
     from inferlab.bench.server_limits import check_chat, check_stream
 
     w = cfg.workload
@@ -349,6 +359,10 @@ async def preflight(
     first = await check_stream(session, endpoint)
     if endpoint.api == "chat" and w.conversation is None and first.prompt_tokens is not None:
         await _template_tokens(session, cfg, info, endpoint, first.prompt_tokens)
+    if not cfg.settle_slots:
+        return 0
+    props = await asyncio.to_thread(fetch_props, props_url(cfg.url), endpoint.headers(), 10.0)
+    return slot_count(info.kind, props, cfg.url)
 
 
 async def _check_context(
@@ -462,7 +476,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
         endpoint = _endpoint(cfg, info, state.model)
-        await preflight(session, cfg, info, endpoint)
+        state.settle_slots = await preflight(session, cfg, info, endpoint)
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
         ctx = LevelContext(

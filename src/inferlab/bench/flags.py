@@ -90,6 +90,13 @@ def add_parser_args(p: argparse.ArgumentParser) -> None:
         help="go on past a level whose every request failed, and exit 0 "
         "(default: stop there and exit 1)",
     )
+    p.add_argument(
+        "--settle-slots",
+        action="store_true",
+        help="llama-server only: before each level, one 1-token request pinned to each slot, "
+        "highest id first, so every level starts from the slot order of an idle server "
+        "(the order the simulator predicts from) instead of the one the level before left",
+    )
     m = p.add_argument_group("the server's own metrics (Prometheus /metrics)")
     m.add_argument("--metrics-url", help="where /metrics is (default: the server root's)")
     m.add_argument("--no-scrape", action="store_true", help="do not read the server's /metrics")

@@ -179,6 +179,7 @@ def bench_config(args: argparse.Namespace, workload: Any, floor: Any, out: Path)
         max_event_bytes=args.max_event_bytes,
         floor_note=args.floor_note,
         keep_going=args.keep_going,
+        settle_slots=args.settle_slots,
         prompt_corpus=args.prompt_words,
         tokenizer=args.local_tokenizer,
         extra=_inputs(args),

@@ -64,6 +64,7 @@ def sweep_config(cfg: DemoConfig, out: Path, floor: Any, extra: dict[str, Any], 
         extra=extra,
         engine=engine,
         slo=demo_slo(cfg.slo, cfg.min_attainment),
+        settle_slots=True,  # each level from an idle server's slot order, as predicted
     )
 
 

@@ -1,7 +1,10 @@
 """ProfileConfig -> run_profile -> ProfileRecord: who the server is, then every probe in order.
 
 Order: one warm-up request, lone, context, mixed, prefix, each followed by rounds of the
-decode and split probes (plan.decode_rounds, spread evenly). A probe that fails
+decode and split probes (plan.decode_rounds, spread evenly), then the chat template; last,
+llama-server's slots are released highest id first (bench/settle.py): the probes pin their
+slots, and the last left 0, 2, 4, ... released last, so the next load would start from a
+slot order no idle server has (every other slot: one ubatch each). A probe that fails
 raises ProbeError (one line) and nothing is returned, so nothing is written.
 """
 
@@ -19,6 +22,7 @@ import aiohttp
 from inferlab.bench.autofloor import fetch_props, props_url
 from inferlab.bench.client import Endpoint, make_connector
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
+from inferlab.bench.settle import settle_slots
 from inferlab.profile import mixed as mixed_probe
 from inferlab.profile import probes
 from inferlab.profile.plan import SHORT_PROMPT, ProbePlan, make_plan
@@ -175,6 +179,9 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
             f"({template.shared if template.shared is not None else '?'} alike in every "
             f"chat), +{template.per_message} per earlier message"
         )
+        if ident.kind == "llamacpp" and ident.parallel:
+            await settle_slots(c.session, c.endpoint, ident.parallel, c.t0_ns)
+            say(f"settled  {ident.parallel} slots released highest id first, as on an idle server")
     return ProfileRecord(
         schema_version=SCHEMA_VERSION,
         created_unix_s=time.time(),

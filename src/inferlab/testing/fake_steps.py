@@ -18,7 +18,8 @@ step. A decoder's context is its prompt plus the tokens it has.
 Prompts sent with cache_prompt reuse the longest common word prefix with an earlier
 cached prompt (one token per word; `timings.cache_n` says how many); `timings.prompt_ms`
 is the step that computed a request's prompt, as llama-server's.
-`--die-after N`: the process exits (as a crash) when request N+1 arrives.
+GET /slots says each slot's last task (`id_task`, tasks numbered as they arrive), as
+llama-server's does. `--die-after N`: the process exits (as a crash) when request N+1 arrives.
 
     python -m inferlab.testing.fake_steps --port 0 --base 0.02 ...   (prints "PORT <n>")
 """
@@ -83,6 +84,7 @@ class _Req:
     made: int = 0
     gone: bool = False  # the client closed the stream
     prompt_s: float = 0.0  # the step that computed its prompt (timings.prompt_ms)
+    task: int = -1  # the server's task id: one per request, in arrival order
 
 
 class StepEngine:
@@ -94,6 +96,7 @@ class StepEngine:
         self.running: list[_Req] = []
         self.cache: list[list[str]] = []
         self.released = [-1.0] * script.slots  # when each slot was last released
+        self.last_task = [-1] * script.slots  # /slots' id_task: the last task a slot took
         self.wake = asyncio.Event()
 
     def _admit(self) -> list[_Req]:
@@ -110,6 +113,7 @@ class StepEngine:
                 ok = False
             if ok:
                 free.discard(r.slot)
+                self.last_task[r.slot] = r.task
                 admit.append(r)
             else:
                 wait.append(r)
@@ -182,6 +186,7 @@ class App:
         if body.get("cache_prompt"):
             self.engine.cache.append(words)
         req = _Req(words, int(body.get("max_tokens", 16)), cached, int(body.get("id_slot", -1)))
+        req.task = self.requests
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await asyncio.sleep(
@@ -207,6 +212,16 @@ class App:
             raise
         return resp
 
+    async def slots(self, _: web.Request) -> web.Response:
+        """llama-server's GET /slots, in the fields a test reads: each slot's last task."""
+        busy = {r.slot for r in self.engine.running}
+        return web.json_response(
+            [
+                {"id": k, "id_task": t, "is_processing": k in busy}
+                for k, t in enumerate(self.engine.last_task)
+            ]
+        )
+
     async def props(self, _: web.Request) -> web.Response:
         return web.json_response(
             {
@@ -228,6 +243,7 @@ async def serve(script: StepScript, port: int) -> None:
     web_app = web.Application()
     web_app.router.add_get("/v1/models", _models)
     web_app.router.add_get("/props", app.props)
+    web_app.router.add_get("/slots", app.slots)
     web_app.router.add_post("/tokenize", tokenize)
     web_app.router.add_post("/v1/completions", app.completions)
     runner = web.AppRunner(web_app, access_log=None)

@@ -1,0 +1,99 @@
+"""bench --settle-slots (bench/settle.py): llama-server's slots released highest id first,
+so the next load starts from an idle server's slot order, not the one a probe left.
+
+Against the scripted fake llama-server (testing/fake_steps.py), which picks slots as
+llama-server does (the named `id_slot`, else the idle slot released longest ago, the
+highest of equals) and says each slot's last task on GET /slots. Requests are sent one
+after another, so the order is the server's policy, never a race."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from inferlab.bench.client import Endpoint, stream_request
+from inferlab.bench.settle import pinned, settle_slots, slot_count
+from inferlab.errors import InferlabError
+from inferlab.jsonio import loads_strict
+from inferlab.records import RequestRecord
+from inferlab.testing.fake_steps import MODEL, StepScript, running_fake_steps
+from tests.clirun import RunCli
+from tests.fakeslots import slot_tasks
+
+pytestmark = pytest.mark.slow
+
+FAST = StepScript(base_s=0.001, per_decode_s=0.0, request_overhead_s=0.0, slots=4)
+
+
+async def _send(session: aiohttp.ClientSession, ep: Endpoint, t0: int) -> int:
+    """One 2-token request; the slot it took (the one whose last task is newest)."""
+    rec = RequestRecord(0, "t", "measure", 1, 2)
+    await stream_request(session, ep, rec, "one two", t0)
+    assert rec.ok, rec.error
+    tasks = await asyncio.to_thread(slot_tasks, ep.base_url)
+    return tasks.index(max(tasks))
+
+
+async def _after_probes(url: str, settle: bool) -> list[int]:
+    """Slots 0 then 2 used by pinned requests (as the profile's split probe leaves them),
+    settled or not; then the slots four plain requests take, one after another."""
+    ep = Endpoint(url, MODEL)
+    t0 = time.perf_counter_ns()
+    async with aiohttp.ClientSession() as session:
+        for k in (0, 2):
+            assert await _send(session, pinned(ep, k), t0) == k
+        if settle:
+            assert await settle_slots(session, ep, 4, t0) == [3, 2, 1, 0]
+        return [await _send(session, ep, t0) for _ in range(4)]
+
+
+def test_settled_slots_fill_as_an_idle_servers_do() -> None:
+    with running_fake_steps(FAST) as url:
+        unsettled = asyncio.run(_after_probes(url, settle=False))
+        settled = asyncio.run(_after_probes(url, settle=True))
+    assert unsettled == [3, 1, 0, 2]  # never used first (highest of equals), then by age
+    assert settled == [3, 2, 1, 0]  # an idle server's order: consecutive slots, one ubatch
+
+
+def test_pinned_keeps_the_users_body_and_turns_the_cache_off() -> None:
+    ep = Endpoint("http://h/v1", "m", api="chat", cache_prompt=True, extra_body_json='{"a": 1}')
+    p = pinned(ep, 5)
+    assert json.loads(p.extra_body_json) == {"a": 1, "id_slot": 5}
+    assert (p.api, p.cache_prompt) == ("completions", False)
+
+
+def test_slot_count_takes_llama_servers_slots_and_refuses_others() -> None:
+    assert slot_count("llamacpp", {"total_slots": 8}, "http://h/v1") == 8
+    for kind, props in (("vllm", {"total_slots": 8}), ("llamacpp", {}), ("llamacpp", None)):
+        with pytest.raises(InferlabError, match="drop --settle-slots"):
+            slot_count(kind, props, "http://h/v1")
+
+
+def test_bench_settles_before_each_level(tmp_path: Path, run_cli: RunCli) -> None:
+    args = ["--concurrency", "1,2", "--requests-per-level", "2", "--output-tokens", "4"]
+    with running_fake_steps(FAST) as url:
+        code, out, err = run_cli(
+            "bench", "--url", url, *args, "--settle-slots", "--out", str(tmp_path), "--json"
+        )
+        tasks = slot_tasks(url)
+    assert code == 0, err
+    assert loads_strict(out)["workload"]["settle_slots"] is True
+    # tasks: 1 the preflight; c=1: 2-5 settling (slots 3..0), 6 warm-up, 7-8; c=2: 9-12
+    # settling, then 13-14 warm-ups in slots 3 and 2 and 15-16 in 1 and 0 (by age)
+    assert tasks == [16, 15, 14, 13]
+
+
+def test_bench_refuses_settling_a_server_that_is_not_llama_server(
+    tmp_path: Path, run_cli: RunCli, fake_url: str
+) -> None:
+    code, out, err = run_cli(
+        "bench", "--url", fake_url, "--settle-slots", "--out", str(tmp_path / "r")
+    )
+    assert code == 2 and out == ""
+    assert "drop --settle-slots" in err and "Traceback" not in err
+    assert not (tmp_path / "r" / "records.jsonl").exists()
