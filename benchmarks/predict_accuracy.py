@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from inferlab.jsonio import loads_strict, write_json
+from inferlab.profile.fit import fit_profile
+from inferlab.profile.record import load_profile
 from inferlab.records import read_records
 from inferlab.summary import LevelSummary, RunSummary
 
@@ -332,21 +334,59 @@ def served_prompt_ratio(shape: Path) -> float | None:
     return total(shape / "measured") / simulated if simulated else None
 
 
+BANDED = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s")
+
+
+def banded(rows: list[dict[str, Any]], measured: dict[str, Any]) -> dict[str, Any]:
+    """Per quantity: the lowest and highest of the predictions at the profile's speed and
+    at +-its spread, and whether the measurement fell within them."""
+    out: dict[str, Any] = {}
+    for k in BANDED:
+        vals = [r[k]["predicted"] for r in rows if r[k]["predicted"] is not None]
+        m = measured[k]["measured"]
+        if not vals or m is None:
+            continue
+        lo, hi = min(vals), max(vals)
+        out[k] = {"low": lo, "high": hi, "inside": lo * (1 - 1e-9) <= m <= hi * (1 + 1e-9)}
+    return out
+
+
+def band_line(spread: float, band: dict[str, Any]) -> str:
+    names = {"tpot_p50_s": "TPOT p50", "ttft_p50_s": "TTFT p50", "ttft_p99_s": "TTFT p99"}
+    cells = []
+    for k, b in band.items():
+        f, unit = (1.0, "req/s") if k.startswith("goodput") else (1e3, "ms")
+        where = "in" if b["inside"] else "OUT"
+        cells.append(
+            f"{names.get(k, 'goodput')} {b['low'] * f:.3g}-{b['high'] * f:.3g} {unit} {where}"
+        )
+    return f"{'':>16}at the machine's speed +-{spread:.0%}: " + ", ".join(cells)
+
+
 def run_shape(
-    sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path, settle: bool
-) -> dict[str, Any]:
+    sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path, settle: bool,
+    spread: float,
+) -> dict[str, Any]:  # fmt: skip
     d = out / sh.name
     d.mkdir(parents=True)
     t0 = time.perf_counter()
     p = predict(profile, sh.flags, d / "predicted", log, SLO).levels[0]  # before measuring
+    scaled = [
+        predict((*profile, "--step-scale", f"{x:.4f}"), sh.flags, d / name, log, SLO).levels[0]
+        for x, name in ((1 - spread, "predicted-faster"), (1 + spread, "predicted-slower"))
+        if spread > 0
+    ]
     m = measure(url, sh.flags, d / "measured", log, SLO, settle).levels[0]
     row = compare(p, m)
+    row["band"] = banded([row, *(compare(q, m) for q in scaled)], row)
     row["served_prompt_ratio"] = served_prompt_ratio(d)
     row["missed"] = misses(row)
     row["mechanism"] = mechanism(sh.kind, row, row["missed"]) if row["missed"] else ""
     row["flags"] = list(sh.flags)
     row["wall_s"] = time.perf_counter() - t0
     print_row(sh.name, row)
+    if row["band"] and spread > 0:
+        print(band_line(spread, row["band"]), flush=True)
     if row["mechanism"]:
         print(f"{'':>16}miss ({', '.join(row['missed'])}): {row['mechanism']}", flush=True)
     return row
@@ -421,7 +461,10 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         shapes = [s for s in shapes if s.kind != "chat"]
     header()
     settle = not a.no_settle
-    rows = {sh.name: run_shape(sh, basis, url, a.out, log, settle) for sh in shapes}
+    spread = fit_profile(load_profile(Path(prof)).observations).speed_spread or 0.0
+    print(f"the profile's decode rounds spread +-{spread:.0%}: each shape is also predicted "
+          "at that much faster and slower (its band)", flush=True)  # fmt: skip
+    rows = {sh.name: run_shape(sh, basis, url, a.out, log, settle, spread) for sh in shapes}
     loads = (
         []
         if a.no_max_load
@@ -432,6 +475,7 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         "profile": str(prof),
         "profile_wall_s": fit["wall_s"],
         "capacity_req_per_s": cap,
+        "speed_spread": spread,
         "shapes": rows,
         "max_load": loads,
     }
@@ -445,6 +489,11 @@ def summary_line(res: dict[str, Any]) -> None:
         print(f"  {k[:-2]} within {lim:.0%}: {ok} of {n} shapes")
     ok = sum(1 for r in rows.values() if "goodput" not in r["missed"])
     print(f"  goodput within {GOOD:.0%} (or both 0): {ok} of {n} shapes")
+    for k in BANDED:
+        b = [r["band"][k]["inside"] for r in rows.values() if k in r.get("band", {})]
+        if b:
+            name = "goodput" if k.startswith("goodput") else k.removesuffix("_s")
+            print(f"  {name} within its band (+-the spread): {sum(b)} of {len(b)}")
     eq = sum(1 for r in res["max_load"] if r["equal"])
     print(f"  max load equal: {eq} of {len(res['max_load'])} SLOs")
 
@@ -469,6 +518,8 @@ def reprint(out: Path) -> int:
         kind = next((k for p, k in kinds.items() if name.startswith(p)), "trace")
         row["mechanism"] = mechanism(kind, row, row["missed"]) if row["missed"] else ""
         print_row(name, row)
+        if row.get("band"):
+            print(band_line(res.get("speed_spread", 0.0), row["band"]))
         if row["mechanism"]:
             print(f"{'':>16}miss ({', '.join(row['missed'])}): {row['mechanism']}")
     for r in res["max_load"]:

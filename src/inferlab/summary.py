@@ -236,6 +236,29 @@ class PredictionErrors(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PredictedRange(JsonRecord):
+    """The lowest and highest a quantity was predicted across the band's speeds (None:
+    not predicted), and, once measured, whether the measurement fell within them."""
+
+    low: float | None
+    high: float | None
+    inside: bool | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PredictedBand(JsonRecord):
+    """The same level predicted with every profiled cost x (1 - spread) and x (1 + spread),
+    `speed_spread` being how far the machine's speed moved while it was profiled (the
+    profile's decode rounds): how much of the prediction the machine's own drift can move."""
+
+    speed_spread: float
+    ttft_p50_s: PredictedRange
+    ttft_p99_s: PredictedRange
+    tpot_p50_s: PredictedRange
+    goodput_requests_per_s: PredictedRange
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Predicted(JsonRecord):
     """What a level was predicted to measure before it ran (sim/predict.py), from what,
     whether the shape was held out of the fit, and the errors once measured."""
@@ -250,6 +273,7 @@ class Predicted(JsonRecord):
     errors: PredictionErrors | None = optional()
     # cached / prompt tokens the simulated prefix cache served (prompts sharing a prefix)
     prefix_hit_ratio: float | None = optional()
+    band: PredictedBand | None = optional()  # a served profile's: at its speed spread
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

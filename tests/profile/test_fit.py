@@ -165,3 +165,13 @@ def test_the_speed_spread_is_how_far_the_decode_rounds_moved() -> None:
     fit = fit_profile(obs)
     assert fit.speed_spread == pytest.approx(statistics.median([0.002 / 0.022, 0.010 / 0.050]))
     assert fit.spread_line() is not None and "+-15%" in fit.spread_line()
+
+
+def test_a_scaled_fit_prices_every_step_and_request_that_much_more() -> None:
+    fit = fit_profile(scripted_observations(StepScript()))
+    slow = fit.scaled(1.2)
+    for args in ((1, 100, 0, 0.0), (7, 3000, 64, 5000.0), (0, 0, 300, 45000.0)):
+        assert slow.step_s(*args) == pytest.approx(1.2 * fit.step_s(*args), rel=1e-12)
+    assert slow.request_cost_s(100) == pytest.approx(1.2 * fit.request_cost_s(100), rel=1e-12)
+    assert slow.per_ubatch_s == pytest.approx(1.2 * fit.per_ubatch_s, rel=1e-12)
+    assert (slow.residuals, slow.max_decoders) == (fit.residuals, fit.max_decoders)

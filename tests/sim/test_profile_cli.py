@@ -59,6 +59,22 @@ def test_a_lone_request_costs_its_arrival_cost_and_one_prefill_step(
     assert SCRIPT.step_s([101], []) < tpot < SCRIPT.step_s([108], [])
 
 
+def test_step_scale_multiplies_every_profiled_cost(run_cli: Any, tmp_path: Path) -> None:
+    d = profile_dir(tmp_path)
+    load = ("--users", "1", "--prompt-tokens", "100", "--output-tokens", "8", "--json")
+    base = [
+        run_cli("simulate", "--profile", str(d), *load, *x) for x in ((), ("--step-scale", "1.25"))
+    ]
+    assert [c for c, _, _ in base] == [0, 0], base
+    plain, slow = (loads_strict(out) for _, out, _ in base)
+    assert slow["simulation"]["step_scale"] == 1.25 and plain["simulation"]["step_scale"] == 1.0
+    for q in ("ttft_s", "tpot_s"):  # one user: every step and the arrival cost, x1.25
+        a, b = plain["levels"][0][q]["p50"], slow["levels"][0][q]["p50"]
+        assert b == pytest.approx(1.25 * a, rel=1e-7)  # times are whole ns
+    code, out, err = run_cli("simulate", "--step-scale", "1.1", "--users", "1")
+    assert code == 2 and out == "" and "add --profile DIR" in err and err.count("\n") == 1
+
+
 def test_a_profile_of_another_parallel_or_threads_is_refused_unless_forced(
     run_cli: Any, tmp_path: Path
 ) -> None:

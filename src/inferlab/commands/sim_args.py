@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.argtypes import BYTES, TIME
+from inferlab.argtypes import BYTES, TIME, real
 from inferlab.commands.common import add_hardware, add_model, resolve_cost, resolve_hardware
 
 if TYPE_CHECKING:
@@ -87,6 +87,13 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
         help="an `inferlab profile` folder: the served engine's step time and per-request "
         "costs, llama-server's scheduler at its slots (supplies the model: no --model needed)",
     )
+    g.add_argument(
+        "--step-scale",
+        type=real(0.1, 10.0),
+        help="what if: every step and per-request cost of --profile times X (1.1: the "
+        "machine 10%% slower than when profiled; the profile's spread line says how far its "
+        "speed moved while profiled) (1)",
+    )
     g.add_argument("--threads", type=int, help="the served engine's threads (checked)")
     g.add_argument(
         "--force",
@@ -109,6 +116,8 @@ def step_choice(args: argparse.Namespace) -> StepChoice:
     path = baseline_path(args.engine_baseline, args.calibrate)
     if args.profile is not None and (path is not None or args.calibrate is not None):
         raise InferlabError("--profile is the step time: drop --engine-baseline, --calibrate")
+    if args.step_scale is not None and args.profile is None:
+        raise InferlabError("--step-scale scales a served profile's costs: add --profile DIR")
     given = tuple((k.attr, getattr(args, k.attr)) for k in LLAMA_KNOBS)
     return StepChoice(
         efficiency=args.efficiency,
@@ -125,6 +134,7 @@ def step_choice(args: argparse.Namespace) -> StepChoice:
         knobs=tuple((a, v) for a, v in given if v is not None),
         profile_path=args.profile,
         profile=load_profile(args.profile) if args.profile is not None else None,
+        step_scale=args.step_scale or 1.0,
     )
 
 

@@ -9,7 +9,7 @@ from inferlab.units import fmt_duration
 
 if TYPE_CHECKING:
     from inferlab.slo.grammar import Slo
-    from inferlab.summary import Predicted, RunSummary
+    from inferlab.summary import Predicted, PredictedRange, RunSummary
 
 SLO_WHY = "150 ms per token ~ 7 tokens/s, reading speed; 2 s to the first token"
 
@@ -34,9 +34,50 @@ def prediction_lines(preds: dict[str, Predicted]) -> list[str]:
         lines.append(
             f"predicted {label:>10}: TTFT p50 {fmt_duration(p.ttft_s.p50, 3)}, "
             f"p99 {fmt_duration(p.ttft_s.p99, 3)}; TPOT p50 {fmt_duration(p.tpot_s.p50, 3)}; "
-            f"{p.tokens_per_s:.1f} tok/s{good}"
+            f"{p.tokens_per_s:.1f} tok/s{good}{band_note(p)}"
         )
     return lines
+
+
+def _span(r: PredictedRange) -> str:
+    if r.low is None or r.high is None:
+        return "-"
+    return f"{fmt_duration(r.low, 3)}-{fmt_duration(r.high, 3)}"
+
+
+def band_note(p: Predicted) -> str:
+    """A profiled prediction's band, in a few words (empty without one)."""
+    b = p.band
+    if b is None:
+        return ""
+    return (
+        f" (at the machine's speed +-{b.speed_spread:.0%}: TTFT p50 {_span(b.ttft_p50_s)}, "
+        f"TPOT p50 {_span(b.tpot_p50_s)})"
+    )
+
+
+BANDED = (("TTFT p50", "ttft_p50_s"), ("TTFT p99", "ttft_p99_s"), ("TPOT p50", "tpot_p50_s"))
+
+
+def band_lines(summary: RunSummary) -> list[str]:
+    """After the sweep: how many measurements fell within their prediction's band (the
+    prediction at the machine's speed +- the profile's spread), and which did not."""
+    bands = [(lv, lv.predicted.band) for lv in summary.levels if lv.predicted and lv.predicted.band]
+    if not bands:
+        return []
+    counts, outside = [], []
+    for name, key in (*BANDED, ("goodput", "goodput_requests_per_s")):
+        seen = [
+            (lv.label, getattr(b, key)) for lv, b in bands if getattr(b, key).inside is not None
+        ]
+        counts.append(f"{name} {sum(r.inside for _, r in seen)} of {len(seen)}")
+        outside += [f"{label} {name}" for label, r in seen if not r.inside]
+    spread = bands[0][1].speed_spread
+    return [
+        f"within the band (each prediction again at the machine's speed +-{spread:.0%}, how far "
+        f"it moved while profiled): {', '.join(counts)} levels"
+        + (f"; outside: {', '.join(outside)}" if outside else "")
+    ]
 
 
 ENGINE_ALONE = "engine alone, no serving overhead"

@@ -153,6 +153,7 @@ def compared(
     from inferlab.console.predict_text import (
         ENGINE_ALONE,
         PROFILED,
+        band_lines,
         comparison_lines,
         hit_ratio_lines,
     )
@@ -161,6 +162,7 @@ def compared(
     primary = plan.preds if plan is not None else engine_preds
     kept = attach(summary, primary)
     lines = comparison_lines(kept, PROFILED if plan is not None else ENGINE_ALONE)
+    lines += band_lines(kept)
     lines += hit_ratio_lines(kept)
     if plan is not None and engine_preds:
         lines += comparison_lines(attach(summary, engine_preds), ENGINE_ALONE)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inferlab.errors import InferlabError
 from inferlab.jsonrecord import JsonRecord
@@ -164,6 +164,13 @@ class ProfileFit(JsonRecord):
     def request_cost_s(self, prompt_tokens: int) -> float:
         """What one request pays once, outside every step."""
         return self.request_overhead_s + self.request_per_prompt_token_s * prompt_tokens
+
+    def scaled(self, factor: float) -> ProfileFit:
+        """Every time term x `factor` (simulate --step-scale: 1.1 is the machine 10 % slower
+        than when profiled; the ranges, residuals and spread stay the profile's)."""
+        times = {t: getattr(self, t) * factor for t in TERMS}
+        bends = tuple(h * factor for h in self.decode_bends_s)
+        return replace(self, **times, decode_bends_s=bends)
 
     def coefficients(self) -> dict[str, float]:
         out = {t: float(getattr(self, t)) for t in TERMS}

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -42,7 +43,9 @@ from inferlab.sim.steptime_profile import ProfileStepTime
 from inferlab.summary import (
     LevelSummary,
     Predicted,
+    PredictedBand,
     PredictedQuantiles,
+    PredictedRange,
     PredictionErrors,
     RunSummary,
 )
@@ -134,8 +137,57 @@ class Predictor:
     costs: RequestCosts = NO_COSTS
 
     def predict(self, workload: Workload, level: Level) -> Predicted:
+        """The level predicted; from a served profile, with its band: the same at every
+        cost x (1 -+ the profile's speed spread)."""
         reqs = workload.requests(level)
-        return predict(self.model, self.knobs, level, reqs, self.slo, costs=self.costs)
+        base = predict(self.model, self.knobs, level, reqs, self.slo, costs=self.costs)
+        spread = self.model.fit.speed_spread if isinstance(self.model, ProfileStepTime) else 0
+        if not spread or not isinstance(self.model, ProfileStepTime):
+            return base
+        others = [
+            predict(
+                self.model.scaled(x), self.knobs, level, reqs, self.slo, costs=self.costs.scaled(x)
+            )
+            for x in (1 - spread, 1 + spread)
+        ]
+        return dataclasses.replace(base, band=band_of(spread, [base, *others]))
+
+
+def _range(values: Sequence[float | None]) -> PredictedRange:
+    got = [v for v in values if v is not None]
+    return (
+        PredictedRange(low=min(got), high=max(got)) if got else PredictedRange(low=None, high=None)
+    )
+
+
+def band_of(spread: float, preds: Sequence[Predicted]) -> PredictedBand:
+    """The lowest and highest of each quantity over the same level's predictions."""
+    return PredictedBand(
+        speed_spread=spread,
+        ttft_p50_s=_range([p.ttft_s.p50 for p in preds]),
+        ttft_p99_s=_range([p.ttft_s.p99 for p in preds]),
+        tpot_p50_s=_range([p.tpot_s.p50 for p in preds]),
+        goodput_requests_per_s=_range([p.goodput_requests_per_s for p in preds]),
+    )
+
+
+def _inside(r: PredictedRange, measured: float | None) -> PredictedRange:
+    if r.low is None or r.high is None or measured is None:
+        return r
+    tol = 1e-9 * max(abs(r.high), 1e-12)  # the bounds' own rounding
+    return dataclasses.replace(r, inside=r.low - tol <= measured <= r.high + tol)
+
+
+def measured_band(band: PredictedBand, measured: LevelSummary) -> PredictedBand:
+    """The band with, for each quantity, whether the measurement fell within it."""
+    good = measured.slo.goodput_requests_per_s if measured.slo else None
+    return dataclasses.replace(
+        band,
+        ttft_p50_s=_inside(band.ttft_p50_s, measured.ttft_s.p50),
+        ttft_p99_s=_inside(band.ttft_p99_s, measured.ttft_s.p99),
+        tpot_p50_s=_inside(band.tpot_p50_s, measured.tpot_s.p50),
+        goodput_requests_per_s=_inside(band.goodput_requests_per_s, good),
+    )
 
 
 def _rel(pred: float | None, meas: float | None) -> float | None:
@@ -156,8 +208,9 @@ def errors(pred: Predicted, measured: LevelSummary) -> PredictionErrors:
 
 def with_prediction(measured: LevelSummary, pred: Predicted) -> LevelSummary:
     """The measured level carrying its prediction and the prediction's errors."""
+    band = measured_band(pred.band, measured) if pred.band is not None else None
     return dataclasses.replace(
-        measured, predicted=dataclasses.replace(pred, errors=errors(pred, measured))
+        measured, predicted=dataclasses.replace(pred, errors=errors(pred, measured), band=band)
     )
 
 

@@ -48,12 +48,13 @@ def costs_of(model: ProfileStepTime, profile: ProfileRecord) -> RequestCosts:
 
 
 def profiled_model(
-    profile: ProfileRecord, path: str, force: bool
+    profile: ProfileRecord, path: str, force: bool, scale: float = 1.0
 ) -> tuple[ProfileStepTime, dict[str, Any], RequestCosts]:
-    """The profiled step-time model, its description (summary.json) and request costs."""
+    """The profiled step-time model (every cost x `scale`), its description (summary.json)
+    and request costs."""
     from inferlab.sim.steptime_profile import ProfileStepTime
 
-    model = ProfileStepTime.from_profile(profile, force)
+    model = ProfileStepTime.from_profile(profile, force, scale)
     s = profile.server
     desc: dict[str, Any] = {
         "step_time_model": "profiled",
@@ -66,6 +67,7 @@ def profiled_model(
         **model.fit.coefficients(),
         "worst_residual": model.fit.worst_error,
         "speed_spread": model.fit.speed_spread,
+        "step_scale": scale,
         "chat_template_tokens": [profile.chat_first_tokens, profile.chat_per_message_tokens],
         "chat_template_shared_tokens": profile.chat_shared_tokens,
         "batch_limit": model.batch_limit,

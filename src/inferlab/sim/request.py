@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from inferlab.errors import InferlabError
 
@@ -59,6 +59,15 @@ class RequestCosts:
     chat_first_tokens: int = 0
     chat_per_message_tokens: int = 0
     chat_shared_tokens: int = 0  # of chat_first_tokens: the head every conversation shares
+
+    def scaled(self, factor: float) -> RequestCosts:
+        """Every time x `factor` (the token counts stay)."""
+        return replace(
+            self,
+            request_overhead_s=self.request_overhead_s * factor,
+            finish_overhead_s=self.finish_overhead_s * factor,
+            request_overhead_per_token_s=self.request_overhead_per_token_s * factor,
+        )
 
     def __post_init__(self) -> None:
         for name in ("request_overhead_s", "finish_overhead_s", "request_overhead_per_token_s"):

@@ -50,6 +50,7 @@ class StepChoice:
     knobs: tuple[tuple[str, int], ...] = ()  # the llama.cpp knobs given (attr, value)
     profile_path: Path | None = None  # --profile DIR (sim/profiled.py)
     profile: ProfileRecord | None = None  # what it holds, read at the edge
+    step_scale: float = 1.0  # --step-scale: every cost of the profile times this
 
     @property
     def basis(self) -> Basis:
@@ -96,7 +97,8 @@ def _profiled(choice: StepChoice) -> StepModel | None:
         return None
     parallel = dict(choice.knobs).get("parallel")
     check_identity(choice.profile, choice.model_name, choice.threads, parallel, choice.force)
-    model, desc, costs = profiled_model(choice.profile, str(choice.profile_path), choice.force)
+    path, scale = str(choice.profile_path), choice.step_scale
+    model, desc, costs = profiled_model(choice.profile, path, choice.force, scale)
     return StepModel(model, desc, costs=costs)
 
 
