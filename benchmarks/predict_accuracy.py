@@ -351,15 +351,18 @@ def banded(rows: list[dict[str, Any]], measured: dict[str, Any]) -> dict[str, An
     return out
 
 
+def short(x: float) -> str:
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def band_line(spread: float, band: dict[str, Any]) -> str:
     names = {"tpot_p50_s": "TPOT p50", "ttft_p50_s": "TTFT p50", "ttft_p99_s": "TTFT p99"}
     cells = []
     for k, b in band.items():
         f, unit = (1.0, "req/s") if k.startswith("goodput") else (1e3, "ms")
         where = "in" if b["inside"] else "OUT"
-        cells.append(
-            f"{names.get(k, 'goodput')} {b['low'] * f:.3g}-{b['high'] * f:.3g} {unit} {where}"
-        )
+        span = f"{short(b['low'] * f)}-{short(b['high'] * f)}"
+        cells.append(f"{names.get(k, 'goodput')} {span} {unit} {where}")
     return f"{'':>16}at the machine's speed +-{spread:.0%}: " + ", ".join(cells)
 
 
