@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
-from inferlab.console.predict_text import band_lines, prediction_lines
+from inferlab.console.predict_text import prediction_lines
 from inferlab.demo.slo import demo_slo
 from inferlab.load.spec import Level
 from inferlab.profile.fit import fit_profile
+from inferlab.report.predicted import band_lines
 from inferlab.sim.level import simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import Predictor, attach, predict_config
@@ -76,3 +78,17 @@ def test_a_measurement_is_within_the_band_when_the_machine_moved_less_than_the_s
     line = band_lines(kept)[0]
     assert f"TPOT p50 {2 if inside else 0} of 2" in line
     assert ("outside:" in line) is not inside
+
+
+def test_the_report_states_the_band_and_draws_it(tmp_path: Path) -> None:
+    from inferlab.jsonio import write_json
+    from inferlab.report.inputs import render_run
+
+    pr = predictor(0.1)
+    w = sweep(*LEVELS)
+    kept = attach(measured_at(pr, 1.3), {lv.label: pr.predict(w, lv) for lv in LEVELS})
+    write_json(tmp_path / "summary.json", kept)
+    html = render_run(tmp_path, kept).read_text()
+    assert "Within the band (each prediction again at the machine&#x27;s speed +-10%" in html
+    assert "TPOT p50 0 of 2" in html
+    assert (tmp_path / "predicted_vs_measured.png").stat().st_size > 0

@@ -153,10 +153,10 @@ def compared(
     from inferlab.console.predict_text import (
         ENGINE_ALONE,
         PROFILED,
-        band_lines,
         comparison_lines,
         hit_ratio_lines,
     )
+    from inferlab.report.predicted import band_lines
     from inferlab.sim.predict import attach
 
     primary = plan.preds if plan is not None else engine_preds

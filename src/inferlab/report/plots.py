@@ -7,7 +7,7 @@ from typing import Any
 
 from inferlab.metrics.requests import latency
 from inferlab.records import RequestRecord
-from inferlab.summary import RunSummary
+from inferlab.summary import LevelSummary, RunSummary
 
 
 def _plt() -> Any:
@@ -290,7 +290,8 @@ def goodput_vs_load(summary: RunSummary, path: Path) -> Path | None:
 
 def predicted_vs_measured(summary: RunSummary, path: Path) -> Path | None:
     """Per level, TPOT p50 and TTFT p50 as measured (solid) and as predicted before the
-    level ran (hollow markers, dashed): the demo's prediction from the engine alone."""
+    level ran (hollow markers, dashed), with its band where it has one (the same
+    prediction at the machine's speed +- the profile's spread: a bar)."""
     levels = [lv for lv in summary.levels if lv.predicted is not None]
     if not levels:
         return None
@@ -313,6 +314,7 @@ def predicted_vs_measured(summary: RunSummary, path: Path) -> Path | None:
             markerfacecolor="none",
             label="predicted before measuring",
         )
+        _band_bars(ax, x, levels, key, k)
         ax.set_xticks(x, labels, rotation=20, fontsize=8)
         ax.set_ylabel(name)
         ax.set_ylim(bottom=0)
@@ -320,13 +322,37 @@ def predicted_vs_measured(summary: RunSummary, path: Path) -> Path | None:
         ax.legend(fontsize=8)
     held = all(lv.predicted and lv.predicted.held_out for lv in levels)
     fig.suptitle(
-        "Predicted before measuring (engine alone + the server's scheduler) vs measured"
+        "Predicted before measuring (the server's scheduler simulated) vs measured"
         + ("; every level held out" if held else "")
     )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _band_bars(ax: Any, x: list[int], levels: list[LevelSummary], key: str, k: float) -> None:
+    """Each prediction's band (low to high) as a bar through its point, where it has one."""
+    rows = []
+    for i, lv in zip(x, levels, strict=True):
+        band = lv.predicted.band if lv.predicted else None
+        r = getattr(band, key.replace("_s", "_p50_s")) if band else None
+        if r is not None and r.low is not None and r.high is not None:
+            rows.append((i, r.low * k, r.high * k))
+    if not rows:
+        return
+    spread = next(
+        lv.predicted.band.speed_spread for lv in levels if lv.predicted and lv.predicted.band
+    )
+    ax.vlines(
+        [i for i, _, _ in rows],
+        [lo for _, lo, _ in rows],
+        [hi for _, _, hi in rows],
+        color="tab:orange",
+        alpha=0.5,
+        linewidth=6,
+        label=f"band: the machine's speed +-{spread:.0%}",
+    )
 
 
 def _scaled(v: float | None, k: float) -> float:

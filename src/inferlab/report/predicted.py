@@ -71,3 +71,27 @@ def prediction_table(summary: RunSummary) -> list[str]:
         cells = [f"{r[i]:>6} {r[i + 1]:>6} {r[i + 2]:>6}" for i in range(2, len(r), 3)]
         lines.append(f"{r[0]:>10} {'yes' if r[1] == 'yes' else 'no':>6}  " + "  ".join(cells))
     return lines
+
+
+BANDED = (("TTFT p50", "ttft_p50_s"), ("TTFT p99", "ttft_p99_s"), ("TPOT p50", "tpot_p50_s"))
+
+
+def band_lines(summary: RunSummary) -> list[str]:
+    """After the sweep: how many measurements fell within their prediction's band (the
+    prediction at the machine's speed +- the profile's spread), and which did not."""
+    bands = [(lv, lv.predicted.band) for lv in summary.levels if lv.predicted and lv.predicted.band]
+    if not bands:
+        return []
+    counts, outside = [], []
+    for name, key in (*BANDED, ("goodput", "goodput_requests_per_s")):
+        seen = [
+            (lv.label, getattr(b, key)) for lv, b in bands if getattr(b, key).inside is not None
+        ]
+        counts.append(f"{name} {sum(r.inside for _, r in seen)} of {len(seen)}")
+        outside += [f"{label} {name}" for label, r in seen if not r.inside]
+    spread = bands[0][1].speed_spread
+    return [
+        f"within the band (each prediction again at the machine's speed +-{spread:.0%}, how far "
+        f"it moved while profiled): {', '.join(counts)} levels"
+        + (f"; outside: {', '.join(outside)}" if outside else "")
+    ]
