@@ -381,7 +381,7 @@ def run_shape(
     ]
     m = measure(url, sh.flags, d / "measured", log, SLO, settle).levels[0]
     row = compare(p, m)
-    row["band"] = banded([row, *(compare(q, m) for q in scaled)], row)
+    row["band"] = banded([row, *(compare(q, m) for q in scaled)], row) if scaled else {}
     row["served_prompt_ratio"] = served_prompt_ratio(d)
     row["missed"] = misses(row)
     row["mechanism"] = mechanism(sh.kind, row, row["missed"]) if row["missed"] else ""
@@ -465,8 +465,9 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
     header()
     settle = not a.no_settle
     spread = fit_profile(load_profile(Path(prof)).observations).speed_spread or 0.0
-    print(f"the profile's decode rounds spread +-{spread:.0%}: each shape is also predicted "
-          "at that much faster and slower (its band)", flush=True)  # fmt: skip
+    if spread > 0:
+        print(f"the profile's decode rounds spread +-{spread:.0%}: each shape is also predicted "
+              "at that much faster and slower (its band)", flush=True)  # fmt: skip
     rows = {sh.name: run_shape(sh, basis, url, a.out, log, settle, spread) for sh in shapes}
     loads = (
         []
@@ -521,8 +522,8 @@ def reprint(out: Path) -> int:
         kind = next((k for p, k in kinds.items() if name.startswith(p)), "trace")
         row["mechanism"] = mechanism(kind, row, row["missed"]) if row["missed"] else ""
         print_row(name, row)
-        if row.get("band"):
-            print(band_line(res.get("speed_spread", 0.0), row["band"]))
+        if row.get("band") and res.get("speed_spread"):
+            print(band_line(res["speed_spread"], row["band"]))
         if row["mechanism"]:
             print(f"{'':>16}miss ({', '.join(row['missed'])}): {row['mechanism']}")
     for r in res["max_load"]:

@@ -9,6 +9,7 @@ after another, so the order is the server's policy, never a race."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ import aiohttp
 import pytest
 
 from inferlab.bench.client import Endpoint, stream_request
-from inferlab.bench.settle import pinned, settle_slots, slot_count
+from inferlab.bench.settle import SETTLE_TIMEOUT_S, pinned, settle_slots, slot_count
 from inferlab.errors import InferlabError
 from inferlab.jsonio import loads_strict
 from inferlab.records import RequestRecord
@@ -60,11 +61,12 @@ def test_settled_slots_fill_as_an_idle_servers_do() -> None:
     assert settled == [3, 2, 1, 0]  # an idle server's order: consecutive slots, one ubatch
 
 
-def test_pinned_keeps_the_users_body_and_turns_the_cache_off() -> None:
+def test_pinned_sends_only_its_slot_and_is_cut_short() -> None:
     ep = Endpoint("http://h/v1", "m", api="chat", cache_prompt=True, extra_body_json='{"a": 1}')
     p = pinned(ep, 5)
-    assert json.loads(p.extra_body_json) == {"a": 1, "id_slot": 5}
+    assert json.loads(p.extra_body_json) == {"id_slot": 5}  # not the user's body: one token
     assert (p.api, p.cache_prompt) == ("completions", False)
+    assert p.request_timeout_s == SETTLE_TIMEOUT_S < ep.request_timeout_s
 
 
 def test_slot_count_takes_llama_servers_slots_and_refuses_others() -> None:
@@ -97,3 +99,21 @@ def test_bench_refuses_settling_a_server_that_is_not_llama_server(
     assert code == 2 and out == ""
     assert "drop --settle-slots" in err and "Traceback" not in err
     assert not (tmp_path / "r" / "records.jsonl").exists()
+
+
+def test_a_server_that_dies_while_settling_fails_the_level_not_the_run(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    # tasks: 1 the preflight, 2-8 the c=1 level (4 settling, 1 warm-up, 2 measured); the
+    # server dies at the 9th, c=2's first settling request
+    args = ["--concurrency", "1,2", "--requests-per-level", "2", "--output-tokens", "4"]
+    with running_fake_steps(dataclasses.replace(FAST, die_after=8)) as url:
+        code, out, err = run_cli(
+            "bench", "--url", url, *args, "--settle-slots", "--out", str(tmp_path), "--json"
+        )
+    assert code == 1 and "Traceback" not in err  # c=2 failed, as any level a dead server fails
+    s = loads_strict(out)
+    assert [lv["label"] for lv in s["levels"]] == ["c=1", "c=2"]
+    assert s["levels"][0]["requests_ok"] == 2 and s["levels"][1]["requests_ok"] == 0
+    settle = [w for w in s["warnings"] if w["code"] == "settle_failed"]
+    assert [w["level"] for w in settle] == ["c=2"] and "pinned to slot 3" in settle[0]["message"]

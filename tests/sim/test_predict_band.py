@@ -58,7 +58,7 @@ def test_the_band_is_the_prediction_at_the_machines_speed_plus_and_minus_its_spr
     assert p.band is not None and p.band.speed_spread == 0.1
     tpot = p.tpot_s.p50
     assert tpot is not None
-    # one user: every step x0.9 and x1.1, so the TPOT band is exactly the base's
+    # one user: every step x0.9 and x1.1, so the TPOT band is the base x0.9 to x1.1
     assert p.band.tpot_p50_s.low == pytest.approx(0.9 * tpot, rel=1e-7)
     assert p.band.tpot_p50_s.high == pytest.approx(1.1 * tpot, rel=1e-7)
     assert "at the machine's speed +-10%: TTFT p50" in prediction_lines({"c=1": p})[0]
@@ -92,3 +92,15 @@ def test_the_report_states_the_band_and_draws_it(tmp_path: Path) -> None:
     assert "Within the band (each prediction again at the machine&#x27;s speed +-10%" in html
     assert "TPOT p50 0 of 2" in html
     assert (tmp_path / "predicted_vs_measured.png").stat().st_size > 0
+
+
+def test_an_open_loop_band_holds_the_base_prediction_and_goodput() -> None:
+    pr = predictor(0.1)
+    level = Level("rate", 3.0)
+    p = pr.predict(sweep(level), level)
+    assert p.band is not None
+    for r, base in ((p.band.tpot_p50_s, p.tpot_s.p50), (p.band.ttft_p99_s, p.ttft_s.p99)):
+        assert r.low is not None and r.high is not None and base is not None
+        assert r.low <= base <= r.high
+    g = p.band.goodput_requests_per_s
+    assert g.low is not None and g.high is not None and g.low <= g.high

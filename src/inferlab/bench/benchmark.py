@@ -200,7 +200,7 @@ class RunState:
     sampler: Any = None  # servermetrics.sampler.MetricsSampler while /metrics answers
     fleet: Fleet | None = None  # bench --workers / --ray
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
-    settle_slots: int = 0  # --settle-slots: the server's slots, released before each level
+    settle_slot_count: int = 0  # --settle-slots: the server's slots, released before each level
 
 
 def _workload(cfg: BenchConfig) -> WorkloadBlock:
@@ -326,8 +326,8 @@ async def _run_one_level(
     if not any(p.tokens is not None for p in prompts) and not said:
         state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
     n = len(prompts)
-    if state.settle_slots:
-        await settle_slots(ctx.session, ctx.endpoint, state.settle_slots, ctx.t0_ns)
+    if state.settle_slot_count:
+        await _settle(ctx, state, level.label)
     hooks.level_start(level, len(reqs), len(warm))
     run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio)
     state.runs.append(run)
@@ -341,6 +341,16 @@ async def _run_one_level(
         run.server_samples = await asyncio.to_thread(state.sampler.end)
     record_probe(cfg.search, cfg.slo, level.value, run.records)  # --find-max-load: next level
     return n
+
+
+async def _settle(ctx: LevelContext, state: RunState, label: str) -> None:
+    """The slots settled before a level; a failure is a warning and the level runs anyway
+    (a server that died then fails it as any level, its results kept)."""
+    try:
+        await settle_slots(ctx.session, ctx.endpoint, state.settle_slot_count, ctx.t0_ns)
+    except InferlabError as e:
+        why = f"{e}: the level ran from the slot order the one before left"
+        state.warnings.append(warning("settle_failed", label, "warning", why))
 
 
 async def preflight(
@@ -476,7 +486,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         info = state.info = await probe_server(session, cfg.url, headers)
         state.model = pick_model(info, cfg.model)
         endpoint = _endpoint(cfg, info, state.model)
-        state.settle_slots = await preflight(session, cfg, info, endpoint)
+        state.settle_slot_count = await preflight(session, cfg, info, endpoint)
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
         ctx = LevelContext(

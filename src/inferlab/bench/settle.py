@@ -11,7 +11,10 @@ released the slots in: in one demo run the profile's last probe had released slo
 and decoded 19-27 % slower than the simulator's idle server predicted (which fills 15, 14,
 13, ...). One request of one token pinned to each slot (`id_slot`), from the highest id
 down and one after another, leaves the slots in an idle server's order again. Its prompt
-shares no token with a workload's, so no slot is then chosen by prompt similarity.
+shares at most a first token with a workload's, so no slot is then chosen by prompt
+similarity (nor does a slot keep a prefix an earlier level cached there). The user's
+--extra-body is not sent with it (a settle request is one token whatever the body says),
+and it is cut after SETTLE_TIMEOUT_S.
 """
 
 from __future__ import annotations
@@ -27,15 +30,18 @@ from inferlab.errors import InferlabError
 from inferlab.records import RequestRecord
 
 SETTLE_TEXT = "Hi"  # one token: no workload prompt starts with it alone
+SETTLE_TIMEOUT_S = 30.0  # one token takes ~0.1 s; a slot that never frees ends here
 
 
 def pinned(endpoint: Endpoint, slot: int) -> Endpoint:
     """`endpoint` on /completions without the prompt cache, its requests pinned to `slot`
-    (over any --extra-body the user gave)."""
-    body: dict[str, Any] = json.loads(endpoint.extra_body_json or "{}")
-    body["id_slot"] = slot
+    (and nothing else in their body), cut after SETTLE_TIMEOUT_S."""
     return dataclasses.replace(
-        endpoint, api="completions", cache_prompt=False, extra_body_json=json.dumps(body)
+        endpoint,
+        api="completions",
+        cache_prompt=False,
+        extra_body_json=json.dumps({"id_slot": slot}),
+        request_timeout_s=min(endpoint.request_timeout_s, SETTLE_TIMEOUT_S),
     )
 
 
@@ -51,8 +57,7 @@ async def settle_slots(
         if not rec.ok:
             raise InferlabError(
                 f"the server failed a request pinned to slot {k} while settling its slots "
-                f"({rec.error or f'HTTP {rec.http_status}'}): is it still running? "
-                "(--settle-slots needs llama-server)"
+                f"({rec.error or f'HTTP {rec.http_status}'}): is it still running?"
             )
     return order
 

@@ -23,6 +23,7 @@ from inferlab.bench.autofloor import fetch_props, props_url
 from inferlab.bench.client import Endpoint, make_connector
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.settle import settle_slots
+from inferlab.errors import InferlabError
 from inferlab.profile import mixed as mixed_probe
 from inferlab.profile import probes
 from inferlab.profile.plan import SHORT_PROMPT, ProbePlan, make_plan
@@ -164,6 +165,16 @@ async def connected(cfg: ProfileConfig) -> AsyncIterator[tuple[probes.Client, Se
         yield probes.Client(session, ep, info.root_url, time.perf_counter_ns(), sampler), ident
 
 
+async def _settled(c: probes.Client, slots: int) -> str:
+    """The slots settled (bench/settle.py), in one line; a failure only says so: every
+    probe is done, and the next load can settle them itself (bench --settle-slots)."""
+    try:
+        await settle_slots(c.session, c.endpoint, slots, c.t0_ns)
+    except InferlabError as e:
+        return f"settled  not: {e}"
+    return f"settled  {slots} slots released highest id first, as on an idle server"
+
+
 async def _run(cfg: ProfileConfig) -> ProfileRecord:
     t_start = time.perf_counter()
     async with connected(cfg) as (c, ident):
@@ -180,8 +191,7 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
             f"chat), +{template.per_message} per earlier message"
         )
         if ident.kind == "llamacpp" and ident.parallel:
-            await settle_slots(c.session, c.endpoint, ident.parallel, c.t0_ns)
-            say(f"settled  {ident.parallel} slots released highest id first, as on an idle server")
+            say(await _settled(c, ident.parallel))
     return ProfileRecord(
         schema_version=SCHEMA_VERSION,
         created_unix_s=time.time(),

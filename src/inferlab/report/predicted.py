@@ -87,6 +87,8 @@ def band_lines(summary: RunSummary) -> list[str]:
         seen = [
             (lv.label, getattr(b, key)) for lv, b in bands if getattr(b, key).inside is not None
         ]
+        if not seen:  # nothing to judge (no SLO: no goodput)
+            continue
         counts.append(f"{name} {sum(r.inside for _, r in seen)} of {len(seen)}")
         outside += [f"{label} {name}" for label, r in seen if not r.inside]
     spread = bands[0][1].speed_spread

@@ -141,15 +141,19 @@ class Predictor:
         cost x (1 -+ the profile's speed spread)."""
         reqs = workload.requests(level)
         base = predict(self.model, self.knobs, level, reqs, self.slo, costs=self.costs)
-        spread = self.model.fit.speed_spread if isinstance(self.model, ProfileStepTime) else 0
-        if not spread or not isinstance(self.model, ProfileStepTime):
+        model = self.model
+        spread = model.fit.speed_spread if isinstance(model, ProfileStepTime) else None
+        if not spread or not isinstance(model, ProfileStepTime):
             return base
-        others = [
-            predict(
-                self.model.scaled(x), self.knobs, level, reqs, self.slo, costs=self.costs.scaled(x)
-            )
-            for x in (1 - spread, 1 + spread)
-        ]
+        try:  # a band that cannot be simulated leaves the prediction without one
+            others = [
+                predict(
+                    model.scaled(x), self.knobs, level, reqs, self.slo, costs=self.costs.scaled(x)
+                )
+                for x in (1 - spread, 1 + spread)
+            ]
+        except InferlabError:
+            return base
         return dataclasses.replace(base, band=band_of(spread, [base, *others]))
 
 

@@ -35,15 +35,14 @@ class ProfileStepTime:
         cls, profile: ProfileRecord, force: bool = False, scale: float = 1.0
     ) -> ProfileStepTime:
         """The profile's fit; `scale` != 1 multiplies every time term (--step-scale)."""
-        fit = fit_profile(profile.observations)
-        source = f"profile of {profile.url}"
-        if scale == 1.0:
-            return cls(fit, force, source)
-        return cls(fit.scaled(scale), force, f"{source}, every cost x{scale:g}")
+        model = cls(fit_profile(profile.observations), force, f"profile of {profile.url}")
+        return model if scale == 1.0 else model.scaled(scale)
 
     def scaled(self, factor: float) -> ProfileStepTime:
         """The same model with every time term x `factor`."""
-        return ProfileStepTime(self.fit.scaled(factor), self.force, self.source)
+        return ProfileStepTime(
+            self.fit.scaled(factor), self.force, f"{self.source}, every cost x{factor:g}"
+        )
 
     @property
     def request_overhead_s(self) -> float:
