@@ -49,6 +49,7 @@ from inferlab.jsonio import loads_strict, write_json
 from inferlab.profile.fit import fit_profile
 from inferlab.profile.record import load_profile
 from inferlab.records import read_records
+from inferlab.sim.predict import band_of, measured_band, predicted_of
 from inferlab.summary import LevelSummary, RunSummary
 
 TPOT, TTFT50, TTFT99, GOOD = 0.10, 0.15, 0.25, 0.10
@@ -337,17 +338,15 @@ def served_prompt_ratio(shape: Path) -> float | None:
 BANDED = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s")
 
 
-def banded(rows: list[dict[str, Any]], measured: dict[str, Any]) -> dict[str, Any]:
-    """Per quantity: the lowest and highest of the predictions at the profile's speed and
-    at +-its spread, and whether the measurement fell within them."""
+def banded(spread: float, preds: list[LevelSummary], m: LevelSummary) -> dict[str, Any]:
+    """Per quantity measured: the band as the demo computes it (sim/predict.py's band_of
+    and measured_band): the lowest and highest prediction, and whether m fell within."""
+    band = measured_band(band_of(spread, [predicted_of(q, "", True, 0) for q in preds]), m)
     out: dict[str, Any] = {}
     for k in BANDED:
-        vals = [r[k]["predicted"] for r in rows if r[k]["predicted"] is not None]
-        m = measured[k]["measured"]
-        if not vals or m is None:
-            continue
-        lo, hi = min(vals), max(vals)
-        out[k] = {"low": lo, "high": hi, "inside": lo * (1 - 1e-9) <= m <= hi * (1 + 1e-9)}
+        r = getattr(band, k)
+        if r.inside is not None:
+            out[k] = {"low": r.low, "high": r.high, "inside": r.inside}
     return out
 
 
@@ -381,7 +380,7 @@ def run_shape(
     ]
     m = measure(url, sh.flags, d / "measured", log, SLO, settle).levels[0]
     row = compare(p, m)
-    row["band"] = banded([row, *(compare(q, m) for q in scaled)], row) if scaled else {}
+    row["band"] = banded(spread, [p, *scaled], m) if scaled else {}
     row["served_prompt_ratio"] = served_prompt_ratio(d)
     row["missed"] = misses(row)
     row["mechanism"] = mechanism(sh.kind, row, row["missed"]) if row["missed"] else ""

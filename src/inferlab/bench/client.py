@@ -19,7 +19,7 @@ import functools
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
@@ -63,6 +63,11 @@ class Endpoint:
     def url(self) -> str:
         path = "chat/completions" if self.api == "chat" else "completions"
         return f"{self.base_url.rstrip('/')}/{path}"
+
+    def pinned_to(self, slot: int) -> Endpoint:
+        """This endpoint with every request pinned to llama-server's slot `slot` (`id_slot`,
+        the whole extra body: the profile's probes and bench --settle-slots)."""
+        return replace(self, extra_body_json=json.dumps({"id_slot": slot}))
 
     def headers(self) -> dict[str, str]:
         auth = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

@@ -20,7 +20,6 @@ and it is cut after SETTLE_TIMEOUT_S.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 import aiohttp
@@ -37,10 +36,9 @@ def pinned(endpoint: Endpoint, slot: int) -> Endpoint:
     """`endpoint` on /completions without the prompt cache, its requests pinned to `slot`
     (and nothing else in their body), cut after SETTLE_TIMEOUT_S."""
     return dataclasses.replace(
-        endpoint,
+        endpoint.pinned_to(slot),
         api="completions",
         cache_prompt=False,
-        extra_body_json=json.dumps({"id_slot": slot}),
         request_timeout_s=min(endpoint.request_timeout_s, SETTLE_TIMEOUT_S),
     )
 

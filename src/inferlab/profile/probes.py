@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -83,7 +82,7 @@ class Client:
         """The probes' endpoint with the server's prompt cache on or off, pinned to `slot`."""
         ep = replace(self.endpoint, cache_prompt=cache) if cache else self.endpoint
         if slot is not None:
-            ep = replace(ep, extra_body_json=json.dumps({"id_slot": slot}))
+            ep = ep.pinned_to(slot)
         return ep
 
     async def send(

@@ -142,9 +142,9 @@ class Predictor:
         reqs = workload.requests(level)
         base = predict(self.model, self.knobs, level, reqs, self.slo, costs=self.costs)
         model = self.model
-        spread = model.fit.speed_spread if isinstance(model, ProfileStepTime) else None
-        if not spread or not isinstance(model, ProfileStepTime):
+        if not isinstance(model, ProfileStepTime) or not model.fit.speed_spread:
             return base
+        spread = model.fit.speed_spread
         try:  # a band that cannot be simulated leaves the prediction without one
             others = [
                 predict(
