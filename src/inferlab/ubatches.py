@@ -23,17 +23,17 @@ steps they time) and the scripted fake server (the steps it prices): one rule.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 DEFAULT_N_UBATCH = 512  # llama-server's --ubatch-size default (and inferlab serve's)
 
 
-def count_ubatches(seqs: Sequence[tuple[int, int]], n_ubatch: int) -> int:
-    """The ubatches of one step. seqs: (slot id, tokens this step) in batch order: the
-    decoders' one token each in slot order, then the prompts' chunks in slot order."""
+def ubatch_members(seqs: Sequence[tuple[int, int]], n_ubatch: int) -> Iterator[list[int]]:
+    """Each ubatch of one step, as the indexes into `seqs` of the sequences in it. seqs:
+    (slot id, tokens this step) in batch order: the decoders' one token each in slot
+    order, then the prompts' chunks in slot order."""
     ids = [s for s, _ in seqs]
     left = [n for _, n in seqs]
-    count = 0
     while True:
         members: list[int] = []
         last = -2
@@ -44,8 +44,28 @@ def count_ubatches(seqs: Sequence[tuple[int, int]], n_ubatch: int) -> int:
                 if len(members) > n_ubatch:  # as llama.cpp: it stops past n_ubatch sequences
                     break
         if not members:
-            return count
+            return
         take = min(min(left[i] for i in members), max(1, n_ubatch // len(members)))
         for i in members:
             left[i] -= take
+        yield members
+
+
+def count_ubatches(seqs: Sequence[tuple[int, int]], n_ubatch: int) -> int:
+    """The ubatches of one step (ubatch_members)."""
+    return sum(1 for _ in ubatch_members(seqs, n_ubatch))
+
+
+def split_ubatches(
+    seqs: Sequence[tuple[int, int]], n_ubatch: int, decoders: int
+) -> tuple[int, tuple[int, ...]]:
+    """(the ubatches of one step, the decoders in each ubatch that carries any), the first
+    `decoders` of `seqs` being the decoders (one token each: each is in one ubatch)."""
+    count = 0
+    groups: list[int] = []
+    for m in ubatch_members(seqs, n_ubatch):
         count += 1
+        d = sum(1 for i in m if i < decoders)
+        if d:
+            groups.append(d)
+    return count, tuple(groups)

@@ -17,12 +17,19 @@ SCRIPT = StepScript()
 
 
 def _obs(
-    probe: Probe, d: int, ctx_each: int, n: int, k: int, script: StepScript = SCRIPT, u: int = 1
+    probe: Probe,
+    d: int,
+    ctx_each: int,
+    n: int,
+    k: int,
+    script: StepScript = SCRIPT,
+    u: int = 1,
+    groups: tuple[int, ...] | None = None,
 ) -> Observation:
-    t = script.step_s([ctx_each] * d, [(n, k)] if n else [], u)
+    t = script.step_s([ctx_each] * d, [(n, k)] if n else [], u, groups)
     if probe in ("lone", "prefix"):
         t += script.request_overhead_s + script.request_per_prompt_token_s * (n + k)
-    return Observation(probe, d, d * ctx_each, n, k, t, t, t, 3, ubatches=u)
+    return Observation(probe, d, d * ctx_each, n, k, t, t, t, 3, ubatches=u, decode_groups=groups)
 
 
 def scripted_observations(script: StepScript = SCRIPT) -> list[Observation]:
@@ -125,6 +132,28 @@ def test_a_decode_cost_that_is_not_a_line_is_followed_through_the_probed_batches
     past = SCRIPT.base_s + 0.0758 + 3 * (0.0758 - 0.0317) / 6
     assert decode_step(11) == pytest.approx(past, rel=1e-4)  # along the last segment
     assert fit.decode_bends_s[0] < 0  # the slope falls past D = 2: a negative bend kept
+
+
+BENT = StepScript(per_decode_s=0.012, decode_knee=2, per_decode_past_knee_s=-0.006)
+
+
+def test_decoders_cut_into_ubatches_are_priced_each_at_its_own_size() -> None:
+    # one CPU thread: a ubatch of 4 decoders costs less than 4 of 1 (the slope falls past
+    # 2 in each ubatch), so 4 decoders in slots 0, 2, 4, 6 cost 4 lone decodes
+    obs = [o for o in scripted_observations(BENT) if o.probe not in ("decode", "split")]
+    obs += [_obs("decode", d, 40, 0, 0, BENT) for d in (1, 2, 4, 8)]
+    obs += [_obs("split", d, 40, 0, 0, BENT, d, (1,) * d) for d in (2, 4)]
+    fit = fit_profile(obs)
+    assert fit.worst_error < 1e-9
+    assert fit.per_ubatch_s == pytest.approx(BENT.per_ubatch_s, rel=1e-6)
+    assert fit.decode_bends == (2, 4)
+    assert fit.decode_bends_s == pytest.approx((-0.006, 0.0), abs=1e-9)
+    model = ProfileStepTime(fit)
+    ctx = [40, 50, 60, 70]
+    for groups in ((1, 3), (2, 2), (1, 1, 2)):  # the simulator's engine adds both parts
+        got = model.step_time_s([], DecodeBatch.of(ctx)) + model.split_decode_s(groups)
+        got += (len(groups) - 1) * model.extra_ubatch_s
+        assert got == pytest.approx(BENT.step_s(ctx, [], len(groups), groups), rel=1e-6)
 
 
 def test_the_step_model_prices_a_step_as_the_script_does() -> None:

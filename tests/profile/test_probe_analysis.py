@@ -59,7 +59,7 @@ def test_summary_is_the_median_with_quartiles_never_the_fastest() -> None:
 
 def test_the_plan_fits_the_servers_slots_and_context() -> None:
     p = make_plan(1, slots=4, ctx_per_slot=1024)
-    assert p.decode_batches == (1, 2, 4) and p.mixed_decoders == (1, 3)
+    assert p.decode_batches == (1, 2, 3, 4) and p.mixed_decoders == (1, 3)
     assert p.lone_prompts == (16, 128, 384) and p.repeats == 3
     assert p.decode_rounds == 4  # one after each probe group (run.py)
     assert [spread_rounds(4, g, 4) for g in range(4)] == [1, 1, 1, 1]
@@ -72,7 +72,9 @@ def test_the_plan_fits_the_servers_slots_and_context() -> None:
     assert len(wide.lone_prompts) > len(p.lone_prompts)
     assert p.split_batches == (2,)  # slots 0 and 2 (4 slots hold no 3 apart)
     many = make_plan(1, slots=16, ctx_per_slot=1024)
-    assert many.split_batches == (2, 8)  # slots 0, 2, ..., 14
+    assert many.split_batches == (2, 4)  # slots 0, 2, 4, 6 (a wider split: --budget 2)
     # 16 long prompts at once outlast a request's bound on this CPU: the context probe's
     # largest batch stays at 8 (the demo's 16-slot server lost its profile to it)
-    assert many.context_batches == (1, 8) and many.decode_batches == (1, 2, 16)
+    assert many.context_batches == (1, 8)
+    # every batch up to 8 (one thread's step is not a line in D), then halfway and all
+    assert many.decode_batches == (1, 2, 3, 4, 5, 6, 7, 8, 12, 16)

@@ -63,6 +63,9 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
         ("mixed", 2),
         ("split", 2),
     }
+    # and the decoders in each: split streams one a ubatch, the others all in one
+    groups = {o.probe: o.decode_groups for o in profile.observations if o.decoders}
+    assert groups == {"decode": (4,), "context": (4,), "mixed": (3,), "split": (1, 1)}
     assert profile.chat_first_tokens is None  # the fake has no chat API: nothing measured
     assert "template no chat API" in err
     prefix = [o for o in profile.observations if o.probe == "prefix"]

@@ -22,6 +22,9 @@ class Recorder:
 
     extra_ubatch_s = 0.0
 
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        return 0.0
+
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         self.steps.append((tuple(n for n, _ in prefill), decode.count))
         return 1.0

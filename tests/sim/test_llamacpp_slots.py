@@ -33,6 +33,9 @@ class Scripted:
 
     extra_ubatch_s = 0.0
 
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        return 0.0
+
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         self.steps.append((tuple(prefill), decode.count))
         return 10 * MS + MS * sum(n for n, _ in prefill) + 2 * MS * decode.count

@@ -11,7 +11,7 @@ from inferlab.sim.engine import simulate
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.steptime import DecodeBatch
 from inferlab.sim.workload import Arrival
-from inferlab.ubatches import count_ubatches
+from inferlab.ubatches import count_ubatches, split_ubatches
 
 
 @pytest.mark.parametrize(
@@ -34,13 +34,40 @@ def test_count_ubatches_as_split_equal_sequential(
     assert count_ubatches(seqs, n_ubatch) == want
 
 
+@pytest.mark.parametrize(
+    ("seqs", "decoders", "want"),
+    [
+        ([(0, 1), (1, 1), (2, 1), (3, 1)], 4, (1, (4,))),
+        ([(0, 1), (2, 1), (4, 1), (6, 1)], 4, (4, (1, 1, 1, 1))),
+        ([(0, 1), (1, 1), (3, 1), (5, 40)], 3, (3, (2, 1))),
+        # a prompt in slot 2 rides with decoders 0 and 1 for its first token; decoder 3
+        # comes before it in batch order, so it is not taken: a ubatch of its own
+        ([(0, 1), (1, 1), (3, 1), (2, 40)], 3, (3, (2, 1))),
+        ([(4, 30)], 0, (1, ())),
+    ],
+)
+def test_split_ubatches_says_how_many_decoders_each_ubatch_carries(
+    seqs: list[tuple[int, int]], decoders: int, want: tuple[int, tuple[int, ...]]
+) -> None:
+    assert split_ubatches(seqs, 512, decoders) == want
+    assert want[0] == count_ubatches(seqs, 512)
+
+
 class UbatchPriced:
-    """1 s a step, plus 0.25 s for each ubatch past the first."""
+    """1 s a step, plus 0.25 s for each ubatch past the first; keeps the decoder groups
+    of each step whose decoders were cut into several ubatches."""
 
     extra_ubatch_s = 0.25
 
+    def __init__(self) -> None:
+        self.groups: list[tuple[int, ...]] = []
+
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         return 1.0
+
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        self.groups.append(groups)
+        return 0.0
 
 
 def test_llamacpp_steps_pay_for_slots_that_are_not_consecutive() -> None:
@@ -51,11 +78,15 @@ def test_llamacpp_steps_pay_for_slots_that_are_not_consecutive() -> None:
     # so it takes slot 1; slot 3 decodes beside it, and 3 and 1 are not consecutive: two
     # ubatches, 1.25 s. Its next step decodes slots 1 and 3: 1.25 s again.
     arrivals = [Arrival(0.0, 8, 6), Arrival(0.0, 8, 2), Arrival(2.5, 8, 2)]
-    res = simulate(arrivals, UbatchPriced(), LlamaCppKnobs(parallel=4).policy())
+    priced = UbatchPriced()
+    res = simulate(arrivals, priced, LlamaCppKnobs(parallel=4).policy())
     tt = {r.id: res.token_times(r) for r in res.requests}
     assert tt[1] == [1.0, 2.0]
     assert tt[2] == [4.25, 5.5]
     assert tt[0][:4] == [1.0, 2.0, 3.0, 4.25]
+    # only the step from 4.25 cut its decoders (slots 1 and 3) into two ubatches: at 3
+    # the prompt's ubatch carried no decoder
+    assert priced.groups == [(1, 1)]
 
 
 @pytest.mark.parametrize("tokens", [1, 16, 511, 512, 513, 1200])

@@ -3,7 +3,7 @@
 One engine step of D decoders (contexts summed to C) and prompt chunks (n tokens each,
 k tokens cached before each) takes
 
-    base + decode(D) + per_context_token x C
+    base + sum over its ubatches of decode(g) + per_context_token x C
          + per_prompt_token x sum(n) + per_kilo_pair x sum(n x (k + n/2)) / 1000
          + per_ubatch x (ubatches - 1)
 
@@ -13,11 +13,14 @@ several ubatches (decoders in slots that are not consecutive, a prompt beside de
 ubatches.py; a server with one unified KV cache (--kv-unified) does not
 cut them, and its split probe should then price a ubatch near 0: not measured here).
 
-decode(D) is the decoders' cost, piecewise linear through the batches the decode probe
-measured: per_decode x D up to the second of them, the slope changing by `bend` at each
-later one but the last (past the largest, along the last segment). On one CPU thread it
-is far from a line (the bundled model: 16.7, 31.7 and 75.8 ms at D = 1, 2, 8), so one
-slope would miss every batch but two. A bend may be negative (the slope falls).
+decode(g) is the cost of a ubatch of g decoders, piecewise linear through the batches the
+decode probe measured: per_decode x g up to the second of them, the slope changing by
+`bend` at each later one but the last (past the largest, along the last segment). On one
+CPU thread it is far from a line (the bundled model: 12, 23, 37, 38, 49, 52, 65, 66 ms at
+g = 1..8), so one slope would miss every batch but two. A bend may be negative (the slope
+falls). Each ubatch is its own pass: 4 decoders in slots 0, 2, 4, 6 cost 4 x decode(1),
+not decode(4) (47 ms against 38 measured on the bundled model), and a level whose
+requests come and go leaves its decoders in slots that are seldom all consecutive.
 
 A request also pays, once, `request_overhead_s + request_per_prompt_token_s x its prompt
 tokens` (tokenise, template, HTTP, the client) before the scheduler sees it: a lone
@@ -78,7 +81,7 @@ def features(o: Observation, bends: Sequence[int], request_cost: bool) -> list[f
         float(o.ubatch_count - 1),
         req,
         req * (n + k),
-        *(float(max(o.decoders - k, 0)) for k in bends),
+        *(float(sum(max(g - k, 0) for g in o.groups)) for k in bends),
     ]
 
 
@@ -125,6 +128,11 @@ class ProfileFit(JsonRecord):
                 out += h * (decoders - k)
         return out
 
+    def split_decode_s(self, groups: Sequence[int]) -> float:
+        """What decoders cut into ubatches of `groups` decoders cost beyond one ubatch of
+        them all: each ubatch is its own pass, priced along decode(D) at its own size."""
+        return sum(self.decode_s(g) for g in groups) - self.decode_s(sum(groups))
+
     def step_s(self, decoders: int, context_sum: int, prompt_tokens: int, pairs: float) -> float:
         """One step; `pairs`: sum over chunks of n x (k + n/2)."""
         return (
@@ -143,13 +151,18 @@ class ProfileFit(JsonRecord):
             f"+ {self.per_prompt_token_s * 1e3:.3f} ms per prompt token "
             f"+ {self.per_kilo_pair_s * 1e3:.4f} ms per 1000 prompt x attended token pairs "
             f"+ {self.per_ubatch_s * 1e3:.2f} ms per ubatch past the first",
-            *(
-                f"  per decoder past {k}: {h * 1e3:+.3f} ms"
-                for k, h in zip(self.decode_bends, self.decode_bends_s, strict=True)
-            ),
+            *self._decode_line(),
             f"per request at arrival: {self.request_overhead_s * 1e3:.2f} ms + "
             f"{self.request_per_prompt_token_s * 1e3:.4f} ms per prompt token",
         ]
+
+    def _decode_line(self) -> list[str]:
+        """decode(g) at its knots, where it bends (nothing where it is one line)."""
+        if not self.decode_bends:
+            return []
+        knots = sorted({1, *self.decode_bends, max(self.max_decoders, 1)})
+        at = ", ".join(f"{g}: {self.decode_s(g) * 1e3:.1f}" for g in knots)
+        return [f"  decoders' part of a ubatch of g, ms (a line between): {at}"]
 
     def spread_line(self) -> str | None:
         """The machine's drift while it was profiled, in words (None: not measured)."""

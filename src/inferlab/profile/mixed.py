@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections.abc import Sequence
-from dataclasses import replace
 
-from inferlab.profile.probes import Client, ProbeError, summarise, ubatches_of, wait_for
+from inferlab.profile.probes import Client, ProbeError, summarise, wait_for, with_ubatches
 from inferlab.profile.record import Observation
 from inferlab.records import RequestRecord
 
@@ -120,5 +119,5 @@ async def mixed(c: Client, batch: int, prompts: Sequence[int], repeats: int) -> 
             "mixed", [r[0] for r in rows], batch, round(statistics.fmean(r[1] for r in rows)), n, 0
         )
         steps = [(k, 1) for k in range(batch)] + [(batch, n)]  # decoders, then the prompt
-        out.append(replace(o, ubatches=ubatches_of(steps)))
+        out.append(with_ubatches(o, steps, batch))
     return out

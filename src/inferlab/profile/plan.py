@@ -1,8 +1,14 @@
 """The fixed probe grid: the same whatever workload is later predicted, never fitted to one.
 
 `--budget 1` (the default) fits in 3 minutes on a 2-core machine with the bundled
-SmolLM2-135M; each level up adds repeats (a tighter median) and widens the grid (more
-batches, up to every slot; more prompt lengths; longer contexts). The grid depends only
+SmolLM2-135M. Its decode probe measures every batch up to 8, then halfway to the slots
+and the slots: on one CPU thread the step is not a line in D (the bundled model, 8
+slots: 12, 23, 37, 38, 49, 52, 65, 66 ms at D = 1..8: odd batches cost about what the
+next even one does), and the simulator prices every ubatch of decoders at its own
+size (slots that are not consecutive cut them: ubatches.py), so the small batches
+matter even on a server whose loads fill every slot. Each level up adds repeats (a
+tighter median) and widens the grid (more batches, up to every slot; more prompt
+lengths; longer contexts). The grid depends only
 on the budget and on what the server can hold (its slots and context per slot).
 """
 
@@ -11,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SHORT_PROMPT = 16  # the decoders' prompt: their step is the decode step
+EVERY_BATCH_UP_TO = 8  # decode batches probed one by one (past it, halfway and the slots)
 CONTEXT_MOST = 8  # the context probe's largest batch: 16 prompts of 384 tokens took 45 s
 MARGIN_TOKENS = 48  # context kept free in a slot beyond a probe's prompt
 
@@ -41,21 +48,24 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
     """The grid for this budget on a server of `slots` slots of `ctx_per_slot` tokens."""
     room = max(ctx_per_slot - MARGIN_TOKENS, SHORT_PROMPT * 2)
     wide = budget >= 2
-    batches = tuple(range(1, slots + 1)) if wide else (1, 2, slots)
+    few = min(slots, EVERY_BATCH_UP_TO)
+    batches = range(1, slots + 1) if wide else (*range(1, few + 1), (few + slots) // 2, slots)
     prompts = (16, 64, 128, 256, 512, 768) if wide else (16, 128, 384)
     mixed = (32, 128, 256, 512) if wide else (32, 128, 256)
     mixed_d = tuple(range(1, slots)) if wide else (1, slots - 1)
     return ProbePlan(
         repeats=1 + 2 * budget,
         lone_prompts=_fit(prompts, room),
-        decode_batches=_fit(batches, slots),
-        decode_output=32 + 16 * budget,
+        decode_batches=_fit(tuple(batches), slots),
+        decode_output=8 + 16 * budget,
         decode_rounds=2 + 2 * budget,
         context_prompt=min(384 * budget, room - 64),
         context_batches=_fit((1, slots), min(slots, CONTEXT_MOST)),
         mixed_decoders=_fit(mixed_d, max(slots - 1, 1)) if slots > 1 else (),
         mixed_prompts=_fit(mixed, room),
-        split_batches=_fit((2, (slots + 1) // 2), (slots + 1) // 2) if slots > 2 else (),
+        split_batches=_fit((2, (slots + 1) // 2), min((slots + 1) // 2, 4 * budget))
+        if slots > 2
+        else (),
         prefix_prompt=min(384, room),
         prefix_cached=_fit((128, 256) if not wide else (64, 128, 256, 320), min(384, room) - 16),
     )

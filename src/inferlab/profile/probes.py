@@ -33,7 +33,7 @@ from inferlab.errors import InferlabError
 from inferlab.profile.record import Observation, Probe
 from inferlab.profile.serverstep import StepSampler
 from inferlab.records import RequestRecord
-from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches
+from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches, split_ubatches
 
 WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
 PROBE_TIMEOUT_S = 300.0  # a probe request's bound (16 long prompts at once take ~45 s here)
@@ -42,6 +42,13 @@ PROBE_TIMEOUT_S = 300.0  # a probe request's bound (16 long prompts at once take
 def ubatches_of(seqs: Sequence[tuple[int, int]]) -> int:
     """The ubatches of a probe's step: (slot, tokens) in batch order, at the default n_ubatch."""
     return count_ubatches(seqs, DEFAULT_N_UBATCH)
+
+
+def with_ubatches(o: Observation, seqs: Sequence[tuple[int, int]], decoders: int) -> Observation:
+    """`o` with its step's ubatches and the decoders in each (the first `decoders` of
+    `seqs`: (slot, tokens) in batch order, at the default n_ubatch)."""
+    count, groups = split_ubatches(seqs, DEFAULT_N_UBATCH, decoders)
+    return replace(o, ubatches=count, decode_groups=groups)
 
 
 class ProbeError(InferlabError):
@@ -225,11 +232,8 @@ def streams_observation(probe: Probe, batch: int, runs: Sequence[StreamsRun]) ->
     ctx = statistics.fmean(r.mean_ctx for r in kept)
     o = summarise(probe, gaps, got, round(got * ctx), 0, 0)
     # the streams that decoded together: any `got` of them sit as slots_of(probe, got) do
-    o = replace(
-        o,
-        ubatches=ubatches_of([(k, 1) for k in slots_of(probe, got)]),
-        run_medians_s=tuple(statistics.median(r.gaps_s) for r in kept),
-    )
+    o = with_ubatches(o, [(k, 1) for k in slots_of(probe, got)], got)
+    o = replace(o, run_medians_s=tuple(statistics.median(r.gaps_s) for r in kept))
     server = [r.server_step_s for r in runs if r.server_step_s is not None]
     return replace(o, server_step_s=statistics.median(server)) if server else o
 

@@ -64,10 +64,22 @@ class Observation(JsonRecord):
     # decode / split: the median gap of each run (rounds spread over the profile), whose
     # spread is how much the machine's speed moved while it was profiled
     run_medians_s: tuple[float, ...] | None = optional()
+    # the decoders in each ubatch that carries any (ubatches.py's split_ubatches); None:
+    # not recorded (profiles before they were), then as the probe places its streams
+    decode_groups: tuple[int, ...] | None = optional()
 
     @property
     def ubatch_count(self) -> int:
         return self.ubatches or 1
+
+    @property
+    def groups(self) -> tuple[int, ...]:
+        """The decoders of each ubatch: recorded, else one each (split) or all in one."""
+        if self.decode_groups is not None:
+            return self.decode_groups
+        if not self.decoders:
+            return ()
+        return (1,) * self.decoders if self.probe == "split" else (self.decoders,)
 
     @property
     def with_request_cost(self) -> bool:

@@ -111,6 +111,7 @@ class Engine:
     ) -> None:
         self.model = model
         self._ubatch_s = model.extra_ubatch_s
+        self._split_s = model.split_decode_s
         self.scheduler: Scheduler = make_scheduler(policy)
         self.running = Running(
             KVBlockManager.for_tokens(policy.kv_capacity_tokens, policy.block_tokens)
@@ -209,6 +210,8 @@ class Engine:
         dt = self.model.step_time_s(prefill, decode)
         if batch.ubatches > 1:
             dt += (batch.ubatches - 1) * self._ubatch_s
+            if batch.decode_groups:
+                dt += self._split_s(batch.decode_groups)
         size = decode.count + len(chunks)
         rows = self._rows
         rows += (t, size, running.kv.used_blocks, len(self.waiting))

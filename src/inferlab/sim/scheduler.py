@@ -32,6 +32,9 @@ class Batch:
     chunks: tuple[tuple[SimRequest, int], ...]  # (request, prompt tokens this step)
     decodes: bool
     ubatches: int = 1  # physical passes (llama.cpp, ubatches.py); each past one costs more
+    # the decoders in each ubatch that carries any (llama.cpp: slots not consecutive);
+    # (): all in one
+    decode_groups: tuple[int, ...] = ()
 
     def size(self, running: Running) -> int:
         return len(self.chunks) + (running.decoding if self.decodes else 0)

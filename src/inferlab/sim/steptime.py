@@ -43,6 +43,11 @@ class StepTimeModel(Protocol):
         a model that does not tell them apart."""
         ...
 
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        """What decoders cut into ubatches of `groups` decoders cost beyond one ubatch of
+        them all (Batch.decode_groups); 0 for a model whose decode cost is linear."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class RooflineStepTime:
@@ -71,6 +76,9 @@ class RooflineStepTime:
 
     @property
     def extra_ubatch_s(self) -> float:
+        return 0.0
+
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
         return 0.0
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
@@ -108,6 +116,9 @@ class FittedStepTime:
 
     @property
     def extra_ubatch_s(self) -> float:
+        return 0.0
+
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
         return 0.0
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:

@@ -184,6 +184,9 @@ class EngineStepTime:
     def extra_ubatch_s(self) -> float:
         return 0.0
 
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        return 0.0  # the engine's sweep decodes in one ubatch: it never saw a split
+
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         fit = self.fit
         n_pre = sum(n for n, _ in prefill)

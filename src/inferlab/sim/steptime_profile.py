@@ -53,6 +53,9 @@ class ProfileStepTime:
     def extra_ubatch_s(self) -> float:
         return self.fit.per_ubatch_s
 
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        return self.fit.split_decode_s(groups)
+
     @property
     def batch_limit(self) -> int | None:
         return None if self.force else int(EXTRAPOLATION_LIMIT * max(self.fit.max_decoders, 1))

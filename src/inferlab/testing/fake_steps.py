@@ -6,7 +6,10 @@ free slots, and lasts
 
     base + per_decode x D + per_context_token x (decoders' contexts)
          + per_prompt_token x (new prompt tokens) + per_kilo_pair x sum n(k + n/2)/1000
-         + per_ubatch x (ubatches - 1)
+         + per_ubatch x (ubatches - 1) + per_decode_past_knee x sum max(g - knee, 0)
+
+the last over the ubatches that carry decoders, g decoders each (a decode batch's cost
+that bends at `knee` decoders, each ubatch priced at its own size, as one CPU thread's).
 
 then every decoder gets a token and every admitted prompt its first. The ubatches are
 llama.cpp's cut of the step by slot ids (ubatches.py); a request takes the slot its
@@ -39,7 +42,7 @@ from typing import Any
 from aiohttp import web
 
 from inferlab.testing.fake_server import serving, tokenize
-from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches
+from inferlab.ubatches import DEFAULT_N_UBATCH, split_ubatches
 
 MODEL = "/models/fake-steps.gguf"
 
@@ -52,6 +55,8 @@ class StepScript:
     per_prompt_token_s: float = 50e-6
     per_kilo_pair_s: float = 0.1e-3
     per_ubatch_s: float = 0.006
+    decode_knee: int = 0  # 0: decode linear in D
+    per_decode_past_knee_s: float = 0.0
     request_overhead_s: float = 0.015
     request_per_prompt_token_s: float = 20e-6
     slots: int = 4
@@ -60,11 +65,19 @@ class StepScript:
     die_after: int = 0  # 0: never
 
     def step_s(
-        self, decode_ctx: list[int], chunks: list[tuple[int, int]], ubatches: int = 1
+        self,
+        decode_ctx: list[int],
+        chunks: list[tuple[int, int]],
+        ubatches: int = 1,
+        groups: tuple[int, ...] | None = None,  # decoders per ubatch; None: all in one
     ) -> float:
         pairs = sum(n * (k + n / 2) for n, k in chunks)
+        past = 0
+        if self.decode_knee:
+            past = sum(max(g - self.decode_knee, 0) for g in (groups or (len(decode_ctx),)))
         return (
             self.per_ubatch_s * max(ubatches - 1, 0)
+            + self.per_decode_past_knee_s * past
             + self.base_s
             + self.per_decode_s * len(decode_ctx)
             + self.per_context_token_s * sum(decode_ctx)
@@ -120,11 +133,12 @@ class StepEngine:
         self.waiting = wait
         return sorted(admit, key=lambda r: r.slot)
 
-    def _ubatches(self, admit: list[_Req]) -> int:
+    def _ubatches(self, admit: list[_Req]) -> tuple[int, tuple[int, ...]]:
+        """The step's ubatches and the decoders in each (ubatches.py)."""
         seqs = [(r.slot, 1) for r in self.running] + [
             (r.slot, len(r.words) - r.cached) for r in admit
         ]
-        return count_ubatches(seqs, DEFAULT_N_UBATCH)
+        return split_ubatches(seqs, DEFAULT_N_UBATCH, len(self.running))
 
     def cached_prefix(self, words: list[str]) -> int:
         best = 0
@@ -148,7 +162,7 @@ class StepEngine:
             admit = self._admit()
             ctx = [len(r.words) + r.made for r in self.running]
             chunks = [(len(r.words) - r.cached, r.cached) for r in admit]
-            due = t0 + self.s.step_s(ctx, chunks, self._ubatches(admit))
+            due = t0 + self.s.step_s(ctx, chunks, *self._ubatches(admit))
             await asyncio.sleep(max(due - time.perf_counter(), 0.0))
             for r in admit:
                 r.prompt_s = time.perf_counter() - t0

@@ -40,7 +40,8 @@ tools/server/server-context.cpp; src/llama-context.cpp for the slot context):
   llama_decode in pieces of n_batch (3072-3075); with one KV stream per slot (no
   --kv-unified) it is cut into ubatches of consecutive slot ids (src/llama-kv-cache.cpp
   731, split_equal): `_form` counts them (ubatches.py) and the step
-  model prices each one past the first (`extra_ubatch_s`).
+  model prices each one past the first (`extra_ubatch_s`), and the decoders cut into
+  several as that many smaller decode batches (`split_decode_s`).
 - a prompt's last token is sampled at the end of the step that finished it (3862-3870,
   post_decode 4148-4174): the first output token comes with the prefill step.
 - the KV cells of a slot: n_ctx_seq = n_ctx / n_parallel, each padded up to 256
@@ -67,7 +68,7 @@ from inferlab.sim.prefix_cache import common_prefix, extended
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
-from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches
+from inferlab.ubatches import DEFAULT_N_UBATCH, split_ubatches
 
 NAME = "llama.cpp"
 CTX_PAD = 256  # GGML_PAD(n_ctx, 256) in llama-context.cpp
@@ -239,8 +240,9 @@ class LlamaCppScheduler(BatchScheduler):
                 chunks.append((r, n))
                 prompts.append((slot.id, n))
                 budget -= n
+        decoders = len(seqs)
         seqs += prompts
-        u = count_ubatches(seqs, self.n_ubatch)
+        u, groups = split_ubatches(seqs, self.n_ubatch, decoders)
         if not chunks and u <= 1:
             return DECODE_ONLY
-        return Batch(tuple(chunks), True, u)
+        return Batch(tuple(chunks), True, u, groups if len(groups) > 1 else ())
