@@ -60,7 +60,11 @@ def split_ubatches(
     seqs: Sequence[tuple[int, int]], n_ubatch: int, decoders: int
 ) -> tuple[int, tuple[int, ...]]:
     """(the ubatches of one step, the decoders in each ubatch that carries any), the first
-    `decoders` of `seqs` being the decoders (one token each: each is in one ubatch)."""
+    `decoders` of `seqs` being the decoders (one token each: each is in one ubatch), in
+    slot order as llama-server batches them."""
+    n = len(seqs)
+    if n == decoders and 0 < n <= n_ubatch and seqs[-1][0] - seqs[0][0] == n - 1:
+        return 1, (n,)  # decoders in consecutive slots, alone: the common step, in one pass
     count = 0
     groups: list[int] = []
     for m in ubatch_members(seqs, n_ubatch):
