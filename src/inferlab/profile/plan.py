@@ -57,7 +57,7 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
         repeats=1 + 2 * budget,
         lone_prompts=_fit(prompts, room),
         decode_batches=_fit(tuple(batches), slots),
-        decode_output=8 + 16 * budget,
+        decode_output=8 + 8 * budget,  # 16 at budget 1: 15 gaps a stream a round
         decode_rounds=2 + 2 * budget,
         context_prompt=min(384 * budget, room - 64),
         context_batches=_fit((1, slots), min(slots, CONTEXT_MOST)),
