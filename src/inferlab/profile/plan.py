@@ -8,8 +8,8 @@ next even one does), and the simulator prices every ubatch of decoders at its ow
 size (slots that are not consecutive cut them: ubatches.py), so the small batches
 matter even on a server whose loads fill every slot. Each level up adds repeats (a
 tighter median) and widens the grid (more batches, up to every slot; more prompt
-lengths; longer contexts). The grid depends only
-on the budget and on what the server can hold (its slots and context per slot).
+lengths; longer contexts). The grid depends only on the budget and on what the server
+can hold (its slots and context per slot).
 """
 
 from __future__ import annotations
