@@ -76,5 +76,10 @@ def test_the_plan_fits_the_servers_slots_and_context() -> None:
     # 16 long prompts at once outlast a request's bound on this CPU: the context probe's
     # largest batch stays at 8 (the demo's 16-slot server lost its profile to it)
     assert many.context_batches == (1, 8)
+    # the context probe runs once: 47 gaps a stream, not 15, so one slow stretch of the
+    # machine is not its median; its prompt and reply fit a slot at every budget
+    assert p.context_output == 48 and p.decode_output == 16
+    for plan, ctx in ((p, 1024), (small, 256), (make_plan(3, 4, 1024), 1024)):
+        assert plan.context_prompt + plan.context_output <= ctx
     # every batch up to 8 (one thread's step is not a line in D), then halfway and all
     assert many.decode_batches == (1, 2, 3, 4, 5, 6, 7, 8, 12, 16)

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 SHORT_PROMPT = 16  # the decoders' prompt: their step is the decode step
 EVERY_BATCH_UP_TO = 8  # decode batches probed one by one (past it, halfway and the slots)
 CONTEXT_MOST = 8  # the context probe's largest batch: 16 prompts of 384 tokens took 45 s
+# the context probe runs once (its prompts are long): 47 gaps a stream, so one stretch
+# of a slow machine does not become its median (with 15, D=1 read 14.5 then 25.1 ms)
+CONTEXT_OUTPUT = 48
 MARGIN_TOKENS = 48  # context kept free in a slot beyond a probe's prompt
 
 
@@ -28,6 +31,7 @@ class ProbePlan:
     lone_prompts: tuple[int, ...]
     decode_batches: tuple[int, ...]
     decode_output: int  # tokens each steady stream generates
+    context_output: int  # tokens each context stream generates (one run: more gaps)
     decode_rounds: int  # decode and split runs, spread over the profile (the machine drifts)
     context_prompt: int  # the context-growth probe's prompt (long)
     context_batches: tuple[int, ...]
@@ -58,6 +62,7 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
         lone_prompts=_fit(prompts, room),
         decode_batches=_fit(tuple(batches), slots),
         decode_output=8 + 8 * budget,  # 16 at budget 1: 15 gaps a stream a round
+        context_output=CONTEXT_OUTPUT,  # within the 64 tokens context_prompt leaves
         decode_rounds=2 + 2 * budget,
         context_prompt=min(384 * budget, room - 64),
         context_batches=_fit((1, slots), min(slots, CONTEXT_MOST)),

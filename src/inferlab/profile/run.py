@@ -110,7 +110,7 @@ class _Probing:
         plan = self.plan
         for b in plan.context_batches:
             o = await probes.streams(
-                self.c, "context", b, plan.context_prompt, plan.decode_output, 1
+                self.c, "context", b, plan.context_prompt, plan.context_output, 1
             )
             self.note(o)
 
