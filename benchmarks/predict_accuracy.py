@@ -261,6 +261,9 @@ def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
             f"prefix cache: predicted hit {fmt(hit['predicted'], '.2f')}, "
             f"server {fmt(hit['measured'], '.2f')}"
         )
+    burst = burst_line(row)
+    if burst and {"ttft_p50_s", "ttft_p99_s"} & set(missed):
+        why.append(burst)
     if "goodput" in missed:
         why.append("goodput: requests near the SLO's limits cross them")
     return "; ".join(why)
@@ -335,6 +338,44 @@ def served_prompt_ratio(shape: Path) -> float | None:
     return total(shape / "measured") / simulated if simulated else None
 
 
+BURST_SPREAD_NS = 5_000_000  # requests sent this close to the first: one burst
+
+
+def first_step(run: Path) -> dict[str, int] | None:
+    """Of a closed loop's first burst (requests sent within 5 ms of the first), how many
+    had their first token from the first step: those within 30 % of its TTFT of the
+    earliest (a step's tokens reach the client a few ms apart; the next step is a whole
+    prefill later). None: no burst."""
+    recs = [r for r in read_records(run / "records.jsonl") if r.event_ns]
+    if not recs:
+        return None
+    t0 = min(r.send_ns for r in recs)
+    burst = [r for r in recs if r.send_ns - t0 < BURST_SPREAD_NS]
+    if len(burst) < 2:
+        return None
+    first = min(r.event_ns[0] for r in burst)
+    near = max(3_000_000, 0.3 * (first - t0))
+    return {"took": sum(1 for r in burst if r.event_ns[0] - first < near), "of": len(burst)}
+
+
+def bursts(shape: Path) -> dict[str, Any]:
+    return {side: first_step(shape / side) for side in ("measured", "predicted")}
+
+
+def burst_line(row: dict[str, Any]) -> str | None:
+    """The first burst, when the server's first step took another number than the
+    simulator's."""
+    fs = row.get("first_step") or {}
+    m, p = fs.get("measured"), fs.get("predicted")
+    if not m or not p or m["took"] == p["took"]:
+        return None
+    return (
+        f"first burst: the server took {m['took']} of {m['of']} into its first step, the "
+        f"simulator {p['took']} (which, on llama-server, varies from run to run: its HTTP "
+        "threads race)"
+    )
+
+
 BANDED = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s")
 
 
@@ -382,6 +423,7 @@ def run_shape(
     row = compare(p, m)
     row["band"] = banded(spread, [p, *scaled], m) if scaled else {}
     row["served_prompt_ratio"] = served_prompt_ratio(d)
+    row["first_step"] = bursts(d) if sh.kind == "closed" else {}
     row["missed"] = misses(row)
     row["mechanism"] = mechanism(sh.kind, row, row["missed"]) if row["missed"] else ""
     row["flags"] = list(sh.flags)
@@ -519,6 +561,7 @@ def reprint(out: Path) -> int:
         row["served_prompt_ratio"] = served_prompt_ratio(out / name)
         row["missed"] = misses(row)
         kind = next((k for p, k in kinds.items() if name.startswith(p)), "trace")
+        row["first_step"] = bursts(out / name) if kind == "closed" else {}
         row["mechanism"] = mechanism(kind, row, row["missed"]) if row["missed"] else ""
         print_row(name, row)
         if row.get("band") and res.get("speed_spread"):
