@@ -339,13 +339,14 @@ def served_prompt_ratio(shape: Path) -> float | None:
 
 
 BURST_SPREAD_NS = 5_000_000  # requests sent this close to the first: one burst
+SAME_STEP_NS = 3_000_000  # a step's first tokens reach the client at most this far apart...
+SAME_STEP_SHARE = 0.3  # ...or this share of the first step's TTFT (the next is a prefill on)
 
 
 def first_step(run: Path) -> dict[str, int] | None:
-    """Of a closed loop's first burst (requests sent within 5 ms of the first), how many
-    had their first token from the first step: those within 30 % of its TTFT of the
-    earliest (a step's tokens reach the client a few ms apart; the next step is a whole
-    prefill later). None: no burst."""
+    """Of a closed loop's first burst (requests sent within BURST_SPREAD_NS of the first),
+    how many had their first token from the first step (within SAME_STEP_NS, or
+    SAME_STEP_SHARE of its TTFT, of the earliest). None: no burst."""
     recs = [r for r in read_records(run / "records.jsonl") if r.event_ns]
     if not recs:
         return None
@@ -354,7 +355,7 @@ def first_step(run: Path) -> dict[str, int] | None:
     if len(burst) < 2:
         return None
     first = min(r.event_ns[0] for r in burst)
-    near = max(3_000_000, 0.3 * (first - t0))
+    near = max(SAME_STEP_NS, SAME_STEP_SHARE * (first - t0))
     return {"took": sum(1 for r in burst if r.event_ns[0] - first < near), "of": len(burst)}
 
 
