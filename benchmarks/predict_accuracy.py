@@ -3,6 +3,7 @@
     uv run python benchmarks/predict_accuracy.py --out results/accuracy-1
     uv run python benchmarks/predict_accuracy.py --out DIR --profile results/profile-x
         [--requests 24] [--trace-seconds 20] [--parallel 8] [--threads 1] [--no-max-load]
+        [--again]
 
 Starts the bundled SmolLM2 on llama-server (`--parallel` slots, `--threads` threads),
 profiles it once with `inferlab profile` (the fixed probes; or takes `--profile DIR`,
@@ -13,7 +14,11 @@ lengths, seed and arrivals; no warm-up on either side; bench --settle-slots, so 
 starts from an idle server's slot order, as the simulator does). Printed per shape: TPOT p50,
 TTFT p50, TTFT p99 and goodput predicted / measured / error, and where a shape misses a
 target, the mechanisms that can move it that way. Then `--find-max-load concurrency`
-predicted against measured for two SLOs.
+predicted against measured for two SLOs. `--again` then measures every shape (and both
+searches) a second time and scores the second measurement against the first by the same
+targets: the server against itself minutes later, the closest any prediction made before
+the first measurement can be expected to come (and, per quantity, on how many shapes the
+prediction came as close as that).
 
 The suite (sizes: `--requests` per open-loop level and per closed-loop stream pair,
 `--trace-seconds` of each trace; the defaults finish in ~10-15 min on 2 cores):
@@ -63,6 +68,7 @@ class Shape:
     name: str
     flags: tuple[str, ...]
     kind: str  # closed, open, trace, chat: which mechanisms can move it
+    cached: bool = False  # its prompts reuse the server's prompt cache (prefixes, turns)
 
 
 def parse() -> argparse.Namespace:
@@ -92,6 +98,13 @@ def parse() -> argparse.Namespace:
         "order the shape before it left, not an idle server's (the simulator's)",
     )
     p.add_argument("--only", help="comma-separated shape names (all)")
+    p.add_argument(
+        "--again",
+        action="store_true",
+        help="after the suite, measure every shape (and the max-load searches) a second "
+        "time and score that against the first measurement by the same targets: how close "
+        "the server comes to itself minutes later, beside how close the prediction came",
+    )
     return p.parse_args()
 
 
@@ -135,12 +148,16 @@ def trace_shapes(seconds: int) -> list[Shape]:
         ),
         Shape("azure-code", ("--trace", "azure-code", *code, "--length-scale", "0.05"), "trace"),
         Shape(
-            "mooncake-conv", ("--trace", "mooncake-conv", *moon, "--length-scale", "0.005"), "trace"
+            "mooncake-conv",
+            ("--trace", "mooncake-conv", *moon, "--length-scale", "0.005"),
+            "trace",
+            cached=True,
         ),
         Shape(
             "chat-3-turns",
             ("--turns", "3", "--concurrency", "4", *chat, "--requests-per-level", "24"),
             "chat",
+            cached=True,
         ),
     ]
 
@@ -306,15 +323,13 @@ def print_row(name: str, row: dict[str, Any]) -> None:
     print(f"{name:>14}  " + "  ".join(cells), flush=True)
 
 
-def header() -> None:
+def header(sides: tuple[str, str] = ("pred", "meas")) -> None:
     top = "".join(
         f"  {q:^22}" for q in ("TPOT p50 ms", "TTFT p50 ms", "TTFT p99 ms", "goodput req/s")
     )
     print(f"{'':>14}{top}")
-    print(
-        f"{'shape':>14}  " + "  ".join(f"{'pred':>7} {'meas':>7} {'err':>6}" for _ in range(4)),
-        flush=True,
-    )
+    cols = f"{sides[0]:>7} {sides[1]:>7} {'err':>6}"
+    print(f"{'shape':>14}  " + "  ".join(cols for _ in range(4)), flush=True)
 
 
 def capacity(profile: tuple[str, ...], parallel: int, out: Path, log: Path) -> float:
@@ -437,20 +452,14 @@ def run_shape(
     return row
 
 
+MAX_LOAD = (*MIXED, "--find-max-load", "concurrency", "--concurrency", "1,16")
+MAX_LOAD_FLAGS = (*MAX_LOAD, "--requests-per-level", "16", "--search-max-levels", "5")
+
+
 def max_load(
     profile: tuple[str, ...], url: str, out: Path, log: Path, slo: str, i: int, settle: bool
 ) -> dict[str, Any]:
-    flags = (
-        *MIXED,
-        "--find-max-load",
-        "concurrency",
-        "--concurrency",
-        "1,16",
-        "--requests-per-level",
-        "16",
-        "--search-max-levels",
-        "5",
-    )
+    flags = MAX_LOAD_FLAGS
     p = predict(profile, flags, out / f"max-load-{i}" / "predicted", log, slo).max_load
     m = measure(url, flags, out / f"max-load-{i}" / "measured", log, slo, settle).max_load
     row = {"slo": slo, "predicted": p.value if p else None, "measured": m.value if m else None}
@@ -461,6 +470,37 @@ def max_load(
         flush=True,
     )
     return row
+
+
+def first_measured(shape: Path) -> LevelSummary:
+    s = RunSummary.from_json(loads_strict((shape / "measured" / "summary.json").read_text()))
+    return s.levels[0]
+
+
+def again(
+    shapes: list[Shape], url: str, out: Path, log: Path, settle: bool, res: dict[str, Any]
+) -> None:
+    """Every shape measured a second time, after the suite, and scored against its first
+    measurement by the same targets (each row's "again", where "predicted" holds the second
+    measurement): no prediction can be held closer to a measurement than the server comes
+    to itself on the same requests, minutes later."""
+    print("\nmeasured again after the suite, against the first measurement:", flush=True)
+    header(("again", "first"))
+    for sh in shapes:
+        if sh.cached:  # the same prompts again would find their prefixes already cached
+            print(f"{sh.name:>14}  not measured again: the server's prompt cache (--cache-ram) "
+                  "holds its prefixes from the first measurement", flush=True)  # fmt: skip
+            continue
+        m = measure(url, sh.flags, out / sh.name / "measured-again", log, SLO, settle)
+        row = compare(m.levels[0], first_measured(out / sh.name))
+        row["missed"] = misses(row)
+        res["shapes"][sh.name]["again"] = row
+        print_row(sh.name, row)
+    for i, r in enumerate(res["max_load"]):
+        d = out / f"max-load-{i}" / "measured-again"
+        found = measure(url, MAX_LOAD_FLAGS, d, log, r["slo"], settle).max_load
+        r["again"] = found.value if found else None
+        print(f"  max concurrency within {r['slo']}: measured {r['measured']}, again {r['again']}")
 
 
 def profile_server(url: str, out: Path, threads: int, log: Path) -> Path:
@@ -517,7 +557,7 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         else [max_load(basis, url, a.out, log, s, i, settle) for i, s in enumerate(MAX_LOAD_SLOS)]
     )
     fit = json.loads((Path(prof) / "profile.json").read_text())
-    return {
+    res = {
         "profile": str(prof),
         "profile_wall_s": fit["wall_s"],
         "capacity_req_per_s": cap,
@@ -525,23 +565,48 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         "shapes": rows,
         "max_load": loads,
     }
+    if a.again:
+        again(shapes, url, a.out, log, settle, res)
+    return res
+
+
+def within(rows: list[dict[str, Any]], k: str) -> int:
+    return sum(1 for r in rows if k not in r["missed"])
 
 
 def summary_line(res: dict[str, Any]) -> None:
-    rows = res["shapes"]
+    rows = list(res["shapes"].values())
+    twice = [r["again"] for r in rows if "again" in r]
     n = len(rows)
-    for k, lim in (("tpot_p50_s", TPOT), ("ttft_p50_s", TTFT50), ("ttft_p99_s", TTFT99)):
-        ok = sum(1 for r in rows.values() if k not in r["missed"])
-        print(f"  {k[:-2]} within {lim:.0%}: {ok} of {n} shapes")
-    ok = sum(1 for r in rows.values() if "goodput" not in r["missed"])
-    print(f"  goodput within {GOOD:.0%} (or both 0): {ok} of {n} shapes")
+    limits = (("tpot_p50_s", TPOT), ("ttft_p50_s", TTFT50), ("ttft_p99_s", TTFT99))
+    for k, lim in (*limits, ("goodput", GOOD)):
+        name = (
+            f"{k} within {lim:.0%} (or both 0)" if k == "goodput" else f"{k[:-2]} within {lim:.0%}"
+        )
+        itself = f"; measured again: {within(twice, k)} of {len(twice)}" if twice else ""
+        print(f"  {name}: {within(rows, k)} of {n} shapes{itself}")
     for k in BANDED:
-        b = [r["band"][k]["inside"] for r in rows.values() if k in r.get("band", {})]
+        b = [r["band"][k]["inside"] for r in rows if k in r.get("band", {})]
         if b:
             name = "goodput" if k.startswith("goodput") else k.removesuffix("_s")
             print(f"  {name} within its band (+-the spread): {sum(b)} of {len(b)}")
     eq = sum(1 for r in res["max_load"] if r["equal"])
     print(f"  max load equal: {eq} of {len(res['max_load'])} SLOs")
+    if twice:
+        print_as_close(rows)
+        same = sum(1 for r in res["max_load"] if r.get("again") == r["measured"])
+        print(f"  max load measured again equal to the first: {same} of {len(res['max_load'])}")
+
+
+def print_as_close(rows: list[dict[str, Any]]) -> None:
+    """Per quantity: on how many shapes the prediction came as close to the first
+    measurement as the second measurement did."""
+    for k in BANDED:
+        pairs = [(r[k]["error"], r["again"][k]["error"]) for r in rows if "again" in r]
+        pairs = [(p, m) for p, m in pairs if p is not None and m is not None]
+        close = sum(1 for p, m in pairs if abs(p) <= abs(m))
+        name = "goodput" if k.startswith("goodput") else k.removesuffix("_s")
+        print(f"  {name}: predicted as close as measured again on {close} of {len(pairs)} shapes")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -574,6 +639,12 @@ def reprint(out: Path) -> int:
             f"  max concurrency within {r['slo']}: predicted {r['predicted']}, "
             f"measured {r['measured']}"
         )
+    if any("again" in r for r in res["shapes"].values()):
+        print("measured again after the suite, against the first measurement:")
+        header(("again", "first"))
+        for name, row in res["shapes"].items():
+            if "again" in row:
+                print_row(name, row["again"])
     print(
         f"load average before {' '.join(res['load_before'])}, "
         f"after {' '.join(res['load_after'])}; {res['wall_s']:.0f} s"

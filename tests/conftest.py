@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -81,3 +85,16 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> RunCli:
         return code, cap.out, cap.err
 
     return _run
+
+
+@pytest.fixture
+def predict_accuracy(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """benchmarks/predict_accuracy.py as a module (registered for the test only: its
+    dataclasses look their module up)."""
+    path = Path(__file__).parent.parent / "benchmarks" / "predict_accuracy.py"
+    spec = importlib.util.spec_from_file_location("predict_accuracy", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "predict_accuracy", mod)
+    spec.loader.exec_module(mod)
+    return mod

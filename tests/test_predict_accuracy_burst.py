@@ -3,28 +3,12 @@ many of the requests sent together got their first token from the first step."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
-
-import pytest
 
 from inferlab.records import RecordWriter, RequestRecord
 
 MS = 1_000_000
-
-
-def benchmark(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """The benchmark script as a module (registered for the test only: its dataclasses
-    look their module up)."""
-    path = Path(__file__).parent.parent / "benchmarks" / "predict_accuracy.py"
-    spec = importlib.util.spec_from_file_location("predict_accuracy", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "predict_accuracy", mod)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def run(folder: Path, rows: list[tuple[float, float]]) -> Path:
@@ -41,9 +25,9 @@ def run(folder: Path, rows: list[tuple[float, float]]) -> Path:
 
 
 def test_the_first_step_of_a_burst_is_read_from_the_first_tokens(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, predict_accuracy: ModuleType
 ) -> None:
-    pa = benchmark(monkeypatch)
+    pa = predict_accuracy
     # four sent within 1 ms; the server's first step (tokens 0-4 ms apart at ~700 ms)
     # took three, the fourth came a step later; a request sent at 900 ms is not the burst
     measured = run(

@@ -1,0 +1,71 @@
+"""benchmarks/predict_accuracy.py --again: the second measurement scored against the first
+by the same targets, and on how many shapes the prediction came as close as it."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+QUANTITIES = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s")
+Errors = tuple[float, float, float, float]
+
+
+def row(pa: ModuleType, errors: Errors) -> dict[str, Any]:
+    """A row whose first measurement is 1.0 everywhere and whose other side is off by
+    `errors` (TPOT p50, TTFT p50, TTFT p99, goodput)."""
+    out: dict[str, Any] = {
+        k: {"predicted": 1.0 + e, "measured": 1.0, "error": e}
+        for k, e in zip(QUANTITIES, errors, strict=True)
+    }
+    out["missed"] = pa.misses(out)
+    return out
+
+
+def shape(pa: ModuleType, predicted: Errors, again: Errors) -> dict[str, Any]:
+    r = row(pa, predicted)
+    r["again"] = row(pa, again)
+    return r
+
+
+def test_the_measurement_again_is_scored_by_the_same_targets(
+    predict_accuracy: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pa = predict_accuracy
+    res = {
+        "shapes": {
+            # the prediction misses TPOT (-30 %), the server itself moved -12 %: both miss
+            "a": shape(pa, (-0.30, 0.05, 0.0, 0.0), (-0.12, 0.20, 0.0, 0.0)),
+            # the prediction within every target, the server moved less
+            "b": shape(pa, (0.08, -0.10, 0.20, 0.05), (0.02, 0.01, -0.30, 0.0)),
+        },
+        "max_load": [
+            {"slo": "x", "predicted": 4, "measured": 4, "equal": True, "again": 3},
+            {"slo": "y", "predicted": 8, "measured": 8, "equal": True, "again": 8},
+        ],
+    }
+    pa.summary_line(res)
+    out = capsys.readouterr().out
+    assert "tpot_p50 within 10%: 1 of 2 shapes; measured again: 1 of 2" in out
+    assert "ttft_p50 within 15%: 2 of 2 shapes; measured again: 1 of 2" in out
+    assert "ttft_p99 within 25%: 2 of 2 shapes; measured again: 1 of 2" in out
+    assert "goodput within 10% (or both 0): 2 of 2 shapes; measured again: 2 of 2" in out
+    # |pred| <= |again|: TPOT on neither; TTFT p50 on a (5 <= 20); TTFT p99 on a (0 <= 0)
+    # and b (20 <= 30); goodput on a only (0 <= 0)
+    assert "tpot_p50: predicted as close as measured again on 0 of 2 shapes" in out
+    assert "ttft_p50: predicted as close as measured again on 1 of 2 shapes" in out
+    assert "ttft_p99: predicted as close as measured again on 2 of 2 shapes" in out
+    assert "goodput: predicted as close as measured again on 1 of 2 shapes" in out
+    assert "max load measured again equal to the first: 1 of 2" in out
+
+
+def test_without_again_the_summary_says_nothing_of_it(
+    predict_accuracy: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pa = predict_accuracy
+    res = {"shapes": {"a": row(pa, (0.0, 0.0, 0.0, 0.0))}, "max_load": []}
+    pa.summary_line(res)
+    out = capsys.readouterr().out
+    assert "tpot_p50 within 10%: 1 of 1 shapes\n" in out
+    assert "again" not in out
