@@ -452,16 +452,18 @@ def run_shape(
     return row
 
 
-MAX_LOAD = (*MIXED, "--find-max-load", "concurrency", "--concurrency", "1,16")
-MAX_LOAD_FLAGS = (*MAX_LOAD, "--requests-per-level", "16", "--search-max-levels", "5")
+MAX_LOAD_FLAGS = (
+    *(*MIXED, "--find-max-load", "concurrency", "--concurrency", "1,16"),
+    *("--requests-per-level", "16", "--search-max-levels", "5"),
+)
 
 
 def max_load(
     profile: tuple[str, ...], url: str, out: Path, log: Path, slo: str, i: int, settle: bool
 ) -> dict[str, Any]:
-    flags = MAX_LOAD_FLAGS
-    p = predict(profile, flags, out / f"max-load-{i}" / "predicted", log, slo).max_load
-    m = measure(url, flags, out / f"max-load-{i}" / "measured", log, slo, settle).max_load
+    flags, d = MAX_LOAD_FLAGS, out / f"max-load-{i}"
+    p = predict(profile, flags, d / "predicted", log, slo).max_load
+    m = measure(url, flags, d / "measured", log, slo, settle).max_load
     row = {"slo": slo, "predicted": p.value if p else None, "measured": m.value if m else None}
     row["equal"] = row["predicted"] == row["measured"]
     print(
