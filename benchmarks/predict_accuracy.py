@@ -453,7 +453,8 @@ def run_shape(
 
 
 MAX_LOAD_FLAGS = (
-    *(*MIXED, "--find-max-load", "concurrency", "--concurrency", "1,16"),
+    *MIXED,
+    *("--find-max-load", "concurrency", "--concurrency", "1,16"),
     *("--requests-per-level", "16", "--search-max-levels", "5"),
 )
 
@@ -572,6 +573,11 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
     return res
 
 
+def label(k: str) -> str:
+    """A BANDED quantity as the summary names it."""
+    return "goodput" if k.startswith("goodput") else k.removesuffix("_s")
+
+
 def within(rows: list[dict[str, Any]], k: str) -> int:
     return sum(1 for r in rows if k not in r["missed"])
 
@@ -590,8 +596,7 @@ def summary_line(res: dict[str, Any]) -> None:
     for k in BANDED:
         b = [r["band"][k]["inside"] for r in rows if k in r.get("band", {})]
         if b:
-            name = "goodput" if k.startswith("goodput") else k.removesuffix("_s")
-            print(f"  {name} within its band (+-the spread): {sum(b)} of {len(b)}")
+            print(f"  {label(k)} within its band (+-the spread): {sum(b)} of {len(b)}")
     eq = sum(1 for r in res["max_load"] if r["equal"])
     print(f"  max load equal: {eq} of {len(res['max_load'])} SLOs")
     if twice:
@@ -607,8 +612,9 @@ def print_as_close(rows: list[dict[str, Any]]) -> None:
         pairs = [(r[k]["error"], r["again"][k]["error"]) for r in rows if "again" in r]
         pairs = [(p, m) for p, m in pairs if p is not None and m is not None]
         close = sum(1 for p, m in pairs if abs(p) <= abs(m))
-        name = "goodput" if k.startswith("goodput") else k.removesuffix("_s")
-        print(f"  {name}: predicted as close as measured again on {close} of {len(pairs)} shapes")
+        print(
+            f"  {label(k)}: predicted as close as measured again on {close} of {len(pairs)} shapes"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
