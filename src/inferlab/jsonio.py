@@ -11,10 +11,10 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
-def jsonable(obj: Any) -> Any:
+def jsonable(obj: object) -> object:
     """A JSON-safe copy: non-finite floats -> None, tuples -> lists, to_json() objects expanded."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
@@ -33,18 +33,18 @@ def jsonable(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def dumps(obj: Any, indent: int | None = 2) -> str:
+def dumps(obj: object, indent: int | None = 2) -> str:
     """Strict JSON text (allow_nan=False after non-finite values became null)."""
     seps = (",", ":") if indent is None else None
     return json.dumps(jsonable(obj), indent=indent, allow_nan=False, separators=seps)
 
 
-def dumps_line(obj: Any) -> str:
+def dumps_line(obj: object) -> str:
     """One compact JSON line (for JSONL files), strict."""
     return dumps(obj, indent=None) + "\n"
 
 
-def write_json(path: Path, obj: Any) -> None:
+def write_json(path: Path, obj: object) -> None:
     """Write atomically: a reader never sees half a file."""
     write_text_atomic(path, dumps(obj) + "\n")
 
@@ -56,7 +56,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"non-standard JSON constant {name}")
 
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 import math
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field, fields
-from typing import Annotated, Any, ClassVar, Literal, Union
+from dataclasses import Field
+from typing import Annotated, Any, ClassVar, Literal, Self, Union
 
 Count = Annotated[int, "count"]  # a whole number >= 0
 
@@ -44,7 +45,7 @@ def optional(decode: Callable[[Any], Any] | None = None) -> Any:
     return field(default=None, metadata={"optional": True, "decode": decode})
 
 
-def _key(f: Any) -> str:
+def _key(f: Field[Any]) -> str:
     return str(f.metadata.get("key", f.name))
 
 
@@ -79,7 +80,7 @@ def rest() -> Any:
     return field(default_factory=dict, metadata={"rest": True})
 
 
-def _encode(v: Any) -> Any:
+def _encode(v: object) -> object:
     if hasattr(v, "to_json"):
         return v.to_json()
     if isinstance(v, list | tuple):
@@ -96,11 +97,11 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**63
 
 
-def _scalar(tp: Any, v: Any) -> tuple[bool, str]:
+def _scalar(tp: object, v: object) -> tuple[bool, str]:
     """(fits, what the type accepts) for the leaf types."""
     if tp is int:
         return _is_int(v), "a whole number"
@@ -116,7 +117,7 @@ def _scalar(tp: Any, v: Any) -> tuple[bool, str]:
     raise TypeError(f"jsonrecord: no rule for {tp!r}")
 
 
-def _decode(tp: Any, v: Any, where: str) -> Any:
+def _decode(tp: object, v: object, where: str) -> Any:
     """v read as type tp (lists become tuples, objects records); SchemaError if it does not fit."""
     origin = typing.get_origin(tp)
     if tp is Any:
@@ -160,7 +161,7 @@ def _decode(tp: Any, v: Any, where: str) -> Any:
     return v
 
 
-def _custom(decode: Callable[[Any], Any], v: Any, where: str) -> Any:
+def _custom(decode: Callable[[Any], object], v: object, where: str) -> object:
     """A field read by its own decoder (e.g. an engine-bench result): an object, then decode."""
     if v is None:
         return None
@@ -208,7 +209,7 @@ class JsonRecord:
         return keys
 
     @classmethod
-    def from_json(cls, d: Any, where: str = "") -> Any:
+    def from_json(cls, d: object, where: str = "") -> Self:
         """The record, every value checked; a missing optional key reads as None.
 
         Raises SchemaError naming the first key that is missing or does not fit, then
@@ -243,7 +244,7 @@ class JsonRecord:
         return None
 
 
-def _field(m: Any, tp: Any, v: Any, at: str) -> Any:
+def _field(m: Mapping[str, Any], tp: object, v: object, at: str) -> object:
     """One field's value read by its metadata: null as infinity, its own decoder, or its type."""
     if m.get("inf_null") and v is None:
         return math.inf
@@ -253,12 +254,12 @@ def _field(m: Any, tp: Any, v: Any, at: str) -> Any:
     return _decode(tp, v, at)
 
 
-def _found(f: Any, d: dict[str, Any]) -> str | None:
+def _found(f: Field[Any], d: dict[str, Any]) -> str | None:
     """The key a field is read from: its own, else a former name; None when absent."""
     return next((k for k in (_key(f), *f.metadata.get("aliases", ())) if k in d), None)
 
 
-def _plain(tp: Any) -> bool:
+def _plain(tp: object) -> bool:
     """True when the annotation alone says how to read the value (no custom decoder needed)."""
     if tp is Any or tp in (int, float, str, bool, type(None)):
         return True

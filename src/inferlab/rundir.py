@@ -18,13 +18,14 @@ import math
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
 from inferlab.jsonrecord import SchemaError
 from inferlab.vocab import LevelKind
 
 if TYPE_CHECKING:
+    from inferlab.records import RequestRecord
     from inferlab.summary import RunSummary
 
 
@@ -32,18 +33,17 @@ class SummaryShapeError(InferlabError):
     """A summary.json that is not what bench, demo or simulate write."""
 
 
-def _is_num(v: Any) -> bool:
+def _is_num(v: object) -> bool:
     return (isinstance(v, int) and not isinstance(v, bool)) or (
         isinstance(v, float) and math.isfinite(v)
     )
 
 
-def typed_summary(s: Any) -> RunSummary:
+def typed_summary(s: object) -> RunSummary:
     """A parsed summary read into RunSummary (the one schema); SchemaError names the key."""
     from inferlab.summary import RunSummary
 
-    summary: RunSummary = RunSummary.from_json(s)
-    return summary
+    return RunSummary.from_json(s)
 
 
 def read_summary(path: Path) -> RunSummary:
@@ -92,7 +92,7 @@ _OPTIONAL_INT_FIELDS = (
 )
 
 
-def _record_problem(d: Any) -> str | None:
+def _record_problem(d: object) -> str | None:
     if not isinstance(d, dict):
         return "not a JSON object"
     for k in ("level", "phase"):
@@ -118,7 +118,7 @@ def _record_problem(d: Any) -> str | None:
     return None
 
 
-def read_run_records(path: Path) -> tuple[list[Any], bool]:
+def read_run_records(path: Path) -> tuple[list[RequestRecord], bool]:
     """Records checked line by line; a torn LAST line (killed mid-write) is skipped and
     reported (second value True); a bad line anywhere else is refused, naming the line."""
     from inferlab.records import RequestRecord
@@ -146,7 +146,7 @@ def read_run_records(path: Path) -> tuple[list[Any], bool]:
     return out, torn
 
 
-def _skeleton(records: list[Any]) -> RunSummary:
+def _skeleton(records: list[RequestRecord]) -> RunSummary:
     """What a summary can say when the run was killed before writing one."""
     from inferlab.summary import SCHEMA_VERSION, RunSummary, ServerBlock, Workload
 

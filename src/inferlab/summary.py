@@ -14,7 +14,7 @@ Nothing else changes: old files read as None, new files write the key only when 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from inferlab.engine_result import EngineBench
 from inferlab.jsonrecord import (
@@ -456,7 +456,7 @@ class RunSummary(JsonRecord):
     rest: dict[str, Any] = rest()
 
     @classmethod
-    def from_json(cls, d: Any, where: str = "") -> Any:
+    def from_json(cls, d: object, where: str = "") -> Self:
         """Another schema_version is refused before anything else is read."""
         if isinstance(d, dict) and d.get("schema_version") != SCHEMA_VERSION:
             raise SchemaError(f"schema_version {d.get('schema_version')!r} is not {SCHEMA_VERSION}")
