@@ -59,8 +59,7 @@ def profiled_predictor(record: ProfileRecord, parallel: int, ctx: int, slo: Any)
     """The profile's step model and request costs on llama-server's scheduler."""
     from inferlab.sim.policies.llamacpp import LlamaCppKnobs
     from inferlab.sim.predict import Predictor
-    from inferlab.sim.profiled import costs_of
-    from inferlab.sim.steptime_profile import ProfileStepTime
+    from inferlab.sim.steptime.profile import ProfileStepTime, costs_of
 
     model = ProfileStepTime.from_profile(record)
     knobs = LlamaCppKnobs(parallel=parallel, ctx_size=ctx)
@@ -95,7 +94,7 @@ def plan_from_profile(
     """Profile the served engine, then predict every level and the max load from it."""
     from inferlab.console.predict_text import prediction_lines
     from inferlab.sim.predict import predict_levels
-    from inferlab.sim.steptime_profile import ProfileStepTime
+    from inferlab.sim.steptime.profile import ProfileStepTime
 
     print("    profile: the served engine's fixed probes (inferlab profile) ...", flush=True)
     try:
