@@ -15,7 +15,6 @@ from inferlab.engine_result import EngineBench
 from inferlab.profile.record import ProfileRecord
 from inferlab.sim.policies import KNOBS
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.steptime.profile import profile_knobs
 from inferlab.summary import RunSummary
 
 Basis = Literal["floor", "efficiency", "calibrated", "profiled"]
@@ -94,3 +93,14 @@ def llama_knobs(c: StepChoice) -> LlamaCppKnobs:
     if c.profile is not None:
         given = profile_knobs(c.profile.record, given)
     return LlamaCppKnobs(**given)
+
+
+def profile_knobs(profile: ProfileRecord, given: dict[str, int]) -> dict[str, int]:
+    """llama.cpp's knobs for the profiled server: its slots and context unless given."""
+    s = profile.server
+    out = dict(given)
+    if s.parallel is not None:
+        out.setdefault("parallel", s.parallel)
+    if s.ctx_per_slot is not None and "ctx_size" not in out:
+        out["ctx_size"] = s.ctx_per_slot * out.get("parallel", s.parallel or 1)
+    return out

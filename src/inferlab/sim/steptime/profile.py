@@ -14,7 +14,7 @@ template, HTTP), before the request can join a step (`costs_of`: `RequestCosts`)
 The profile names the server it measured; a simulation of another model, thread count or
 `--parallel` is refused unless forced (profile/identity.py). Without `--policy`, the
 profiled server's scheduler is simulated: llama.cpp's, at the profile's slots and context
-per slot (`profile_knobs`).
+per slot (choice.py's `profile_knobs`).
 """
 
 from __future__ import annotations
@@ -180,14 +180,3 @@ def profiled_model(
         "batch_limit": model.batch_limit,
     }
     return model, desc, costs_of(model, profile)
-
-
-def profile_knobs(profile: ProfileRecord, given: dict[str, int]) -> dict[str, int]:
-    """llama.cpp's knobs for the profiled server: its slots and context unless given."""
-    s = profile.server
-    out = dict(given)
-    if s.parallel is not None:
-        out.setdefault("parallel", s.parallel)
-    if s.ctx_per_slot is not None and "ctx_size" not in out:
-        out["ctx_size"] = s.ctx_per_slot * out.get("parallel", s.parallel or 1)
-    return out
