@@ -32,7 +32,7 @@ from inferlab.load.workload import Workload
 from inferlab.sim.engine import simulate
 from inferlab.sim.output import TokenTimes, summarize_result, to_records
 from inferlab.sim.scheduler import Policy
-from inferlab.sim.steptime import RooflineStepTime
+from inferlab.sim.steptime.roofline import RooflineStepTime
 from inferlab.sim.workload import Arrival, arrivals_of
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import get_hardware

@@ -61,6 +61,52 @@ FORBIDDEN = {
     "slo": {"specs", "physics", "bench", "metrics", "report", "sim", "commands", "probe"}
     | {"engines", "servermetrics", "load", "drill", "watch", "console"},
 }
+# --- Every package has a rule (issue 38): the import layers, bottom first, read from the
+# imports themselves. Data flows specs -> physics -> load -> (bench | sim) -> metrics -> report
+# (DESIGN.md); imports point down these layers: a package imports only packages of a lower
+# layer (and the neutral modules), never one beside it or above it.
+LAYERS: tuple[frozenset[str], ...] = (
+    # what things are, what is asked and promised, real servers, what servers say
+    frozenset({"specs", "load", "slo", "engines", "servermetrics"}),
+    frozenset({"physics", "probe"}),  # what the hardware allows; what a machine has
+    frozenset({"metrics", "drill"}),  # raw records -> numbers; the cards
+    frozenset({"bench", "peers", "watch"}),  # measure a server, read other tools, watch one
+    frozenset({"profile", "report", "testing"}),  # probes -> a fit; tables and plots; fakes
+    frozenset({"sim"}),  # what a server would do (a profile is one of its step times)
+    frozenset({"console"}),  # progress and words of a run, bench's and sim's
+    frozenset({"demo"}),  # the demo's story, all of the above
+    frozenset({"commands"}),  # the verbs: flags -> typed config -> one call -> print
+)
+for _i, _layer in enumerate(LAYERS):
+    for _pkg in _layer:
+        FORBIDDEN.setdefault(_pkg, set()).update(frozenset().union(*LAYERS[_i:]) - {_pkg})
+
+
+def _packages() -> set[str]:
+    return {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_every_package_has_an_import_rule() -> None:
+    """A new package takes its place in LAYERS (so FORBIDDEN states what it must not import)."""
+    placed = [pkg for layer in LAYERS for pkg in layer]
+    assert len(placed) == len(set(placed)), "a package in two layers"
+    assert _packages() == set(placed), _packages() ^ set(placed)
+    assert _packages() <= set(FORBIDDEN)
+
+
+def test_the_checker_counts_type_only_and_lazy_imports(tmp_path: Path) -> None:
+    code = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from inferlab.sim.scheduler import Policy\n"
+        "def f():\n    import inferlab.units\n"
+    )
+    (tmp_path / "m.py").write_text(code)
+    found = set(_imports(tmp_path / "m.py"))
+    assert {"inferlab.sim.scheduler", "inferlab.units"} <= found
+
+
+# --- end of the layers block
+
 # physics stays numeric (its words are report/floor_text.py); bench draws no progress bars
 THIRD_PARTY_FORBIDDEN = {"report": {"aiohttp"}, "bench": {"rich"}, "physics": {"rich"}}
 
@@ -80,23 +126,10 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _type_checking_lines(tree: ast.AST) -> set[int]:
-    """Lines under `if TYPE_CHECKING:` (annotations only, never run)."""
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
-    return lines
-
-
 def _imports(path: Path) -> Iterator[str]:
-    """Every module a file imports (top level or inside a function), TYPE_CHECKING aside."""
-    tree = ast.parse(path.read_text())
-    skip = _type_checking_lines(tree)
-    for node in ast.walk(tree):
-        if getattr(node, "lineno", None) in skip:
-            continue
+    """Every module a file imports: top level, inside a function (a cycle that only waits to be
+    called) or under `if TYPE_CHECKING:` (a type-only cycle is still a cycle between modules)."""
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

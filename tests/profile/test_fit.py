@@ -9,8 +9,8 @@ import pytest
 
 from inferlab.profile.fit import TERMS, fit_profile
 from inferlab.profile.record import Observation, Probe
-from inferlab.sim.steptime import DecodeBatch
-from inferlab.sim.steptime_profile import ProfileStepTime
+from inferlab.sim.steptime.base import DecodeBatch
+from inferlab.sim.steptime.profile import ProfileStepTime
 from inferlab.testing.fake_steps import StepScript
 
 SCRIPT = StepScript()

@@ -14,7 +14,8 @@ from inferlab.sim.pause_gc import gc_paused
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Policy
-from inferlab.sim.steptime import DecodeBatch, FittedStepTime
+from inferlab.sim.steptime.base import DecodeBatch
+from inferlab.sim.steptime.calibrated import FittedStepTime
 from inferlab.sim.users import ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 

@@ -8,8 +8,8 @@ import pytest
 
 from inferlab.engine_result import BatchStep, EngineBench
 from inferlab.errors import InferlabError
-from inferlab.sim.steptime import DecodeBatch
-from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
+from inferlab.sim.steptime.base import DecodeBatch
+from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from tests.engines.baseline import engine
 
 # The llama-batched-bench on one thread: ms at batch 1 / 2 / 4 / 8 / 16.

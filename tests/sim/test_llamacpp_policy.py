@@ -10,7 +10,7 @@ from inferlab.errors import InferlabError
 from inferlab.sim.engine import simulate
 from inferlab.sim.policies import KNOBS, POLICIES
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs, LlamaCppScheduler
-from inferlab.sim.steptime import DecodeBatch
+from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.sim.workload import Arrival
 
 

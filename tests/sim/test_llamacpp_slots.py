@@ -17,7 +17,7 @@ from inferlab.sim.policies.llamacpp_slots import PromptRam
 from inferlab.sim.prefix_cache import chat_run, own_run, prompt_runs
 from inferlab.sim.request import Prompt, RequestModel, SimRequest
 from inferlab.sim.scheduler import Policy
-from inferlab.sim.steptime import DecodeBatch
+from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.sim.users import Chats
 from inferlab.sim.workload import Arrival
 

@@ -23,7 +23,7 @@ from inferlab.sim.predict import (
     predict,
     predict_config,
 )
-from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
+from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
 from inferlab.summary import Predicted, RunSummary
 from tests.engines.baseline import engine

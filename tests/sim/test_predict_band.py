@@ -22,7 +22,7 @@ from inferlab.sim.level import simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import Predictor, attach, predict_config
 from inferlab.sim.request import RequestCosts
-from inferlab.sim.steptime_profile import ProfileStepTime
+from inferlab.sim.steptime.profile import ProfileStepTime
 from inferlab.summary import RunSummary
 from tests.commands.test_demo_profile import SWEEP
 from tests.profile.test_fit import scripted_observations

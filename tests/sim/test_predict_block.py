@@ -13,7 +13,7 @@ import pytest
 from inferlab.jsonio import dumps, loads_strict
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import closed_levels, predict, with_prediction
-from inferlab.sim.steptime_engine import EngineStepTime, fit_engine
+from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
 from inferlab.summary import RunSummary
 from tests.engines.baseline import engine

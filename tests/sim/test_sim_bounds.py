@@ -14,7 +14,7 @@ from inferlab.sim.engine import simulate
 from inferlab.sim.limits import Limits, SimulationTooLarge
 from inferlab.sim.output import summarize_result, to_records
 from inferlab.sim.scheduler import Policy
-from inferlab.sim.steptime import FittedStepTime
+from inferlab.sim.steptime.calibrated import FittedStepTime
 from inferlab.sim.users import ClosedLoop
 from tests.clirun import RunCli
 from tests.sim.test_simulator import open_arrivals

@@ -11,11 +11,11 @@ from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 from inferlab.metrics.requests import latency
-from inferlab.sim.calibrate import closed_loop, fit_from_summary
 from inferlab.sim.engine import SimResult, simulate
 from inferlab.sim.output import to_records
 from inferlab.sim.scheduler import Policy
-from inferlab.sim.steptime import FittedStepTime, RooflineStepTime
+from inferlab.sim.steptime.calibrated import FittedStepTime, closed_loop, fit_from_summary
+from inferlab.sim.steptime.roofline import RooflineStepTime
 from inferlab.sim.users import ClosedLoop
 from inferlab.sim.workload import Arrival, arrivals_of
 from inferlab.specs.cost import ModelCost

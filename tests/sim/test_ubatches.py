@@ -9,7 +9,7 @@ import pytest
 
 from inferlab.sim.engine import simulate
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.steptime import DecodeBatch
+from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.sim.workload import Arrival
 from inferlab.ubatches import count_ubatches, split_ubatches
 

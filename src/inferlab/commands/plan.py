@@ -13,7 +13,7 @@ from inferlab.slo.search import DEFAULT_MAX_LEVELS
 
 if TYPE_CHECKING:  # the simulator (numpy) loads only when the verb runs
     from inferlab.sim.level import SimConfig
-    from inferlab.sim.stepmodel import StepChoice
+    from inferlab.sim.steptime.choice import StepChoice
 
 # plan searches the rate itself: lengths, arrival process, prefixes and seed only.
 PLAN_LOAD = LoadDefaults(prompt_tokens="1000", output_tokens="300", levels=False)
@@ -74,8 +74,8 @@ def config_from(args: argparse.Namespace) -> tuple[StepChoice, SimConfig]:
 def run(args: argparse.Namespace) -> int:
     from inferlab.console import plan_text as say
     from inferlab.jsonio import dumps
-    from inferlab.sim.baseline import check_batches
     from inferlab.sim.plan import Fleet, plan_fleet, plan_json
+    from inferlab.sim.steptime.ranges import check_batches
 
     step, cfg = config_from(args)
     fit_lines = check_batches(cfg.model, cfg.policy, None)  # a baseline's range, refused past 2x

@@ -13,7 +13,8 @@ from inferlab.commands.common import add_hardware, add_model, resolve_cost, reso
 if TYPE_CHECKING:
     from inferlab.sim.limits import Limits
     from inferlab.sim.scheduler import Policy
-    from inferlab.sim.stepmodel import PolicyChoice, StepChoice, StepModel
+    from inferlab.sim.steptime.base import StepModel
+    from inferlab.sim.steptime.choice import PolicyChoice, StepChoice
 
 
 def add_sim_args(p: argparse.ArgumentParser) -> None:
@@ -66,7 +67,7 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
-    from inferlab.sim.baseline import LLAMA_KNOBS
+    from inferlab.sim.steptime.choice import LLAMA_KNOBS
 
     g = p.add_argument_group("engine baseline (step time fitted to `inferlab engine-bench`)")
     g.add_argument(
@@ -106,40 +107,49 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
 
 
 def step_choice(args: argparse.Namespace) -> StepChoice:
-    """What the flags state about the step time (an engine baseline read here, at the edge)."""
-    from inferlab.engines.llama_bench import load_engine_bench
+    """What the flags state about the step time, every file they name read here, at the edge
+    (the engine baseline, the bench run, the profile): the chooser reads none."""
+    from inferlab.engines.llama_bench import RESULT_NAME, load_engine_bench
     from inferlab.errors import InferlabError
     from inferlab.profile.record import load_profile
-    from inferlab.sim.baseline import LLAMA_KNOBS, baseline_path
-    from inferlab.sim.stepmodel import StepChoice
+    from inferlab.rundir import load_summary
+    from inferlab.sim.steptime.choice import LLAMA_KNOBS, EngineBaseline, ServedProfile, StepChoice
 
-    path = baseline_path(args.engine_baseline, args.calibrate)
-    if args.profile is not None and (path is not None or args.calibrate is not None):
+    cal, path = args.calibrate, args.engine_baseline
+    if path is None and cal is not None:  # a --calibrate may name an engine-bench folder
+        engine_folder = (cal / RESULT_NAME).is_file() if cal.is_dir() else cal.name == RESULT_NAME
+        path = cal if engine_folder else None
+    if args.profile is not None and (path is not None or cal is not None):
         raise InferlabError("--profile is the step time: drop --engine-baseline, --calibrate")
     if args.step_scale is not None and args.profile is None:
         raise InferlabError("--step-scale scales a served profile's costs: add --profile DIR")
+    engine = profile = None
+    if path is not None:  # a --calibrate beside --engine-baseline is the served run
+        bench = load_engine_bench(path)
+        served = load_summary(cal) if cal is not None and args.engine_baseline is not None else None
+        engine = EngineBaseline(bench, str(path), served, args.serving_overhead)
+    if args.profile is not None:
+        profile = ServedProfile(
+            load_profile(args.profile), str(args.profile), args.step_scale or 1.0
+        )
     given = tuple((k.attr, getattr(args, k.attr)) for k in LLAMA_KNOBS)
     return StepChoice(
         efficiency=args.efficiency,
         overhead_s=args.overhead,
-        calibrate=args.calibrate,
+        calibrate=str(cal) if cal is not None else None,
+        calibration=load_summary(cal) if cal is not None and path is None else None,
         calibrate_levels=tuple(args.calibrate_levels.split(",")) if args.calibrate_levels else None,
-        engine_baseline=path,
-        baseline=load_engine_bench(path) if path is not None else None,
-        served_run=args.calibrate if args.engine_baseline is not None else None,
-        serving_overhead_s=args.serving_overhead,
+        engine=engine,
+        profile=profile,
         threads=args.threads,
         force=args.force,
         model_name=args.model,
         knobs=tuple((a, v) for a, v in given if v is not None),
-        profile_path=args.profile,
-        profile=load_profile(args.profile) if args.profile is not None else None,
-        step_scale=args.step_scale or 1.0,
     )
 
 
 def policy_choice(args: argparse.Namespace) -> PolicyChoice:
-    from inferlab.sim.stepmodel import PolicyChoice
+    from inferlab.sim.steptime.choice import PolicyChoice
 
     return PolicyChoice(
         args.policy, args.max_batch, args.chunked_prefill, args.kv_capacity, args.block_tokens
@@ -156,8 +166,8 @@ def limits_from(args: argparse.Namespace) -> Limits:
 
 
 def model_and_policy(args: argparse.Namespace) -> tuple[StepChoice, StepModel, Policy]:
-    """What was stated, the step-time model and the scheduler it chooses (sim/stepmodel.py)."""
-    from inferlab.sim.stepmodel import choose_policy, choose_step_model
+    """What was stated, the step-time model and the scheduler it chooses (sim/steptime/)."""
+    from inferlab.sim.steptime.chooser import choose_policy, choose_step_model
 
     step = step_choice(args)
     sm = choose_step_model(step, lambda: (resolve_cost(args), resolve_hardware(args)))

@@ -10,7 +10,7 @@ from inferlab.units import fmt_duration
 if TYPE_CHECKING:
     from inferlab.sim.level import SimConfig
     from inferlab.sim.plan import Fleet, Plan, RatePoint
-    from inferlab.sim.stepmodel import StepChoice
+    from inferlab.sim.steptime.choice import StepChoice
 
 FLOOR_NOTE = (
     "at the floor: an upper bound on what one replica sustains, so a lower bound on replicas"

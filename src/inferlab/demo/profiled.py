@@ -16,16 +16,18 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
     from inferlab.bench.benchmark import BenchConfig
+    from inferlab.console.progress import ProgressHooks
     from inferlab.load.workload import Workload
     from inferlab.profile.record import ProfileRecord
     from inferlab.sim.predict import Predictor
-    from inferlab.summary import Predicted
+    from inferlab.slo.grammar import Slo
+    from inferlab.summary import Predicted, RunSummary
 
 SEARCH_LEVELS = 5  # the max-load search's levels, on each side
 SEARCH_REQUESTS = 16  # requests per searched level, on each side
@@ -55,12 +57,13 @@ def _profile(url: str, out: Path, threads: int) -> ProfileRecord:
     return record
 
 
-def profiled_predictor(record: ProfileRecord, parallel: int, ctx: int, slo: Any) -> Predictor:
+def profiled_predictor(
+    record: ProfileRecord, parallel: int, ctx: int, slo: Slo | None
+) -> Predictor:
     """The profile's step model and request costs on llama-server's scheduler."""
     from inferlab.sim.policies.llamacpp import LlamaCppKnobs
     from inferlab.sim.predict import Predictor
-    from inferlab.sim.profiled import costs_of
-    from inferlab.sim.steptime_profile import ProfileStepTime
+    from inferlab.sim.steptime.profile import ProfileStepTime, costs_of
 
     model = ProfileStepTime.from_profile(record)
     knobs = LlamaCppKnobs(parallel=parallel, ctx_size=ctx)
@@ -95,7 +98,7 @@ def plan_from_profile(
     """Profile the served engine, then predict every level and the max load from it."""
     from inferlab.console.predict_text import prediction_lines
     from inferlab.sim.predict import predict_levels
-    from inferlab.sim.steptime_profile import ProfileStepTime
+    from inferlab.sim.steptime.profile import ProfileStepTime
 
     print("    profile: the served engine's fixed probes (inferlab profile) ...", flush=True)
     try:
@@ -118,7 +121,7 @@ def plan_from_profile(
     return ProfiledPlan(pr, preds, most, line)
 
 
-def searched_max(cfg: BenchConfig, quick: bool, hooks: Any) -> tuple[float | None, str]:
+def searched_max(cfg: BenchConfig, quick: bool, hooks: ProgressHooks) -> tuple[float | None, str]:
     """bench's --find-max-load concurrency on the real server (skipped with --quick)."""
     if quick:
         return None, "searched: skipped with --quick (a search measures up to 5 levels)"
@@ -142,11 +145,11 @@ def searched_max(cfg: BenchConfig, quick: bool, hooks: Any) -> tuple[float | Non
 
 
 def compared(
-    summary: Any,
+    summary: RunSummary,
     engine_preds: dict[str, Predicted],
     plan: ProfiledPlan | None,
     searched: str | None,
-) -> tuple[Any, list[str]]:
+) -> tuple[RunSummary, list[str]]:
     """The measured summary carrying its predictions (the profile's, else the engine
     alone's), and the lines that compare them: the table, the prefix-cache hit ratios,
     the engine-alone table beside (what serving costs) and the max-load answer."""

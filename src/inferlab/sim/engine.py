@@ -38,7 +38,7 @@ from inferlab.sim.policies.base import BatchScheduler
 from inferlab.sim.request import DECODE, PLAIN, RequestModel, SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Batch, Policy, Scheduler
-from inferlab.sim.steptime import DecodeBatch, StepTimeModel
+from inferlab.sim.steptime.base import DecodeBatch, StepTimeModel
 from inferlab.sim.users import Chats, ChatUsers, ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 

@@ -26,7 +26,7 @@ from inferlab.sim.prefix_cache import prompt_runs
 from inferlab.sim.request import NO_COSTS, RequestCosts, RequestModel
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.slo_level import judge_simulated
-from inferlab.sim.steptime import StepTimeModel
+from inferlab.sim.steptime.base import StepTimeModel
 from inferlab.sim.users import Chats, ClosedLoop
 from inferlab.sim.workload import Arrival, arrivals_of, closed_loop_of, parse_inject
 from inferlab.slo.grammar import Slo

@@ -38,8 +38,8 @@ from inferlab.load.workload import Workload
 from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.request import NO_COSTS, RequestCosts
-from inferlab.sim.steptime_engine import EngineStepTime
-from inferlab.sim.steptime_profile import ProfileStepTime
+from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
+from inferlab.sim.steptime.profile import ProfileStepTime
 from inferlab.summary import (
     LevelSummary,
     Predicted,
@@ -282,8 +282,6 @@ def make_predictor(
     """None without an engine measurement (the demo then measures without predicting)."""
     if engine is None:
         return None
-    from inferlab.sim.steptime_engine import fit_engine
-
     knobs = LlamaCppKnobs(parallel=parallel, ctx_size=ctx_size)
     model = EngineStepTime(fit_engine(engine), 0.0, knobs.n_ubatch)
     return Predictor(model, knobs, slo)

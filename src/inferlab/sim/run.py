@@ -14,9 +14,9 @@ from typing import Any
 
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level
-from inferlab.sim.baseline import check_batches
 from inferlab.sim.level import SimConfig, SimLevel, simulate_level
 from inferlab.sim.output import build_summary, iter_records, write_records
+from inferlab.sim.steptime.ranges import check_batches
 from inferlab.slo.attainment import SloLevel
 from inferlab.summary import RunSummary
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.request import DECODE, PREFILL, SimRequest
-from inferlab.sim.steptime import DecodeBatch
+from inferlab.sim.steptime.base import DecodeBatch
 
 
 class Running:

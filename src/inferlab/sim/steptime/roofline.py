@@ -1,52 +1,15 @@
-"""Step-time models: how long one engine iteration takes for its prefill tokens and decodes.
-
-The simulator asks one question of its model: given the prefill chunks and the
-decode contexts in this iteration, how long does it take? Two answers:
-  RooflineStepTime  the physics floor (max of FLOPs/peak and bytes/bandwidth),
-                    divided by an efficiency, plus a fixed per-step overhead;
-  FittedStepTime    a + b x decodes + p x prefill tokens, fitted to a measured sweep
-                    (sim/calibrate.py).
-"""
+"""The roofline step time: the physics floor of the model on the hardware (the max of
+FLOPs / peak and bytes / bandwidth), slowed to a stated efficiency, plus a fixed per-step
+overhead. What the simulator runs on when nothing was measured."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
-
-
-@dataclass(slots=True)  # not frozen: one is built per engine step, and frozen init is slower
-class DecodeBatch:
-    """The decoding sequences of one step: how many, their contexts summed, and (on demand,
-    for models whose cost is not linear in context, e.g. sliding-window attention) each."""
-
-    count: int
-    context_sum: int
-    contexts: Callable[[], list[int]]
-
-    @classmethod
-    def of(cls, contexts: list[int]) -> DecodeBatch:
-        return cls(len(contexts), sum(contexts), lambda: contexts)
-
-
-class StepTimeModel(Protocol):
-    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
-        """prefill: (chunk tokens, tokens cached before it) per sequence."""
-        ...
-
-    @property
-    def extra_ubatch_s(self) -> float:
-        """What each physical ubatch past the first adds to a step (Batch.ubatches); 0 for
-        a model that does not tell them apart."""
-        ...
-
-    def split_decode_s(self, groups: tuple[int, ...]) -> float:
-        """What decoders cut into ubatches of `groups` decoders cost beyond one ubatch of
-        them all (Batch.decode_groups); 0 for a model whose decode cost is linear."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,22 +68,3 @@ class RooflineStepTime:
         flops_s = flops / self._peak
         floor_s = flops_s if flops_s > bytes_s else bytes_s
         return floor_s / self.efficiency + self.overhead_s
-
-
-@dataclass(frozen=True, slots=True)
-class FittedStepTime:
-    base_s: float  # a: fixed cost of an iteration
-    per_decode_s: float  # b: each decoding sequence
-    per_prefill_token_s: float  # p: each prompt token
-    source: str = "fitted"
-
-    @property
-    def extra_ubatch_s(self) -> float:
-        return 0.0
-
-    def split_decode_s(self, groups: tuple[int, ...]) -> float:
-        return 0.0
-
-    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
-        n_pre = sum(n for n, _ in prefill)
-        return self.base_s + self.per_decode_s * decode.count + (self.per_prefill_token_s * n_pre)

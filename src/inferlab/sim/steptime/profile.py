@@ -1,15 +1,20 @@
-"""Step time from a served profile (`inferlab profile`): the simulator's seam, filled.
+"""The step time of a served profile (`inferlab profile`): the simulator's seam, filled.
 
 The coefficients come from profile/fit.py (one formula: `ProfileFit.step_s`); this
 module adapts them to `StepTimeModel.step_time_s(prefill, decode)` and states where the
-simulation leaves the profiled range, as the engine baseline does (steptime_engine.py):
+simulation leaves the profiled range, as the engine baseline does (engine.py):
 a batch past the largest profiled is extrapolated along the fitted line, and said so;
 past 2x it is refused unless forced. Prompts and contexts longer than profiled are
 extrapolated and said so (they are linear terms, never refused).
 
 A request's own cost (`ProfileFit.request_cost_s`: `request_overhead_s` + a per-prompt-token
 part) is not part of any step: the simulator adds it once per request, at arrival (tokenise,
-template, HTTP), before the request can join a step.
+template, HTTP), before the request can join a step (`costs_of`: `RequestCosts`).
+
+The profile names the server it measured; a simulation of another model, thread count or
+`--parallel` is refused unless forced (profile/identity.py). Without `--policy`, the
+profiled server's scheduler is simulated: llama.cpp's, at the profile's slots and context
+per slot (choice.py's `profile_knobs`).
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from dataclasses import dataclass
 
 from inferlab.errors import InferlabError
 from inferlab.profile.fit import ProfileFit, fit_profile
-from inferlab.profile.record import ProfileRecord
-from inferlab.sim.steptime import DecodeBatch
-from inferlab.sim.steptime_engine import EXTRAPOLATION_LIMIT
+from inferlab.profile.identity import check_profile_matches
+from inferlab.profile.record import ProfileRecord, ServerIdentity
+from inferlab.sim.request import RequestCosts
+from inferlab.sim.steptime.base import DecodeBatch
+from inferlab.sim.steptime.engine import EXTRAPOLATION_LIMIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,3 +129,54 @@ def describe_profile_fit(
                 )
             )
     return out
+
+
+def check_identity(
+    profile: ProfileRecord,
+    model: str | None,
+    threads: int | None,
+    parallel: int | None,
+    force: bool,
+) -> None:
+    """Refuse (unless forced) a profile of another model, thread count or slot count."""
+    server = ServerIdentity(model or "", "llamacpp", threads=threads, parallel=parallel)
+    check_profile_matches(profile, server, force)
+
+
+def costs_of(model: ProfileStepTime, profile: ProfileRecord) -> RequestCosts:
+    """The profile's per-request costs, as the simulator adds them at arrival, and its chat
+    template's tokens."""
+    f = model.fit
+    return RequestCosts(
+        request_overhead_s=f.request_overhead_s,
+        request_overhead_per_token_s=f.request_per_prompt_token_s,
+        chat_first_tokens=profile.chat_first_tokens or 0,
+        chat_per_message_tokens=profile.chat_per_message_tokens or 0,
+        chat_shared_tokens=profile.chat_shared_tokens or 0,
+    )
+
+
+def profiled_model(
+    profile: ProfileRecord, path: str, force: bool, scale: float = 1.0
+) -> tuple[ProfileStepTime, dict[str, object], RequestCosts]:
+    """The profiled step-time model (every cost x `scale`), its description (summary.json)
+    and request costs."""
+    model = ProfileStepTime.from_profile(profile, force, scale)
+    s = profile.server
+    desc: dict[str, object] = {
+        "step_time_model": "profiled",
+        "profile": path,
+        "model": s.model,
+        "threads": s.threads,
+        "parallel": s.parallel,
+        "ctx_per_slot": s.ctx_per_slot,
+        "profile_budget": profile.budget,
+        **model.fit.coefficients(),
+        "worst_residual": model.fit.worst_error,
+        "speed_spread": model.fit.speed_spread,
+        "step_scale": scale,
+        "chat_template_tokens": [profile.chat_first_tokens, profile.chat_per_message_tokens],
+        "chat_template_shared_tokens": profile.chat_shared_tokens,
+        "batch_limit": model.batch_limit,
+    }
+    return model, desc, costs_of(model, profile)

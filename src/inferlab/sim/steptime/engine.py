@@ -1,4 +1,4 @@
-"""Step time fitted to the engine's own measurements (engine_bench.json), not to a line.
+"""The step time of the engine alone: fitted to its own measurements (engine_bench.json).
 
 llama.cpp's decode step is not `a + b x batch`: on one thread here it is
 13.3 / 24.5 / 38.9 / 63.5 / 122 ms at batch 1 / 2 / 4 / 8 / 16. So the step is
@@ -34,7 +34,7 @@ import numpy as np
 
 from inferlab.engine_result import BatchStep, EngineBench
 from inferlab.errors import InferlabError
-from inferlab.sim.steptime import DecodeBatch
+from inferlab.sim.steptime.base import DecodeBatch
 
 EXTRAPOLATION_LIMIT = 2.0  # batches past this multiple of the largest measured are refused
 

@@ -1,4 +1,4 @@
-"""Fit a step-time model to a measured sweep, with the simulator in the loop.
+"""The step time fitted to a bench run (`--calibrate RUN`), with the simulator in the loop.
 
 Step time = a + b x decoding sequences + p x prefill tokens. A closed-loop
 level's TPOT and TTFT are sums of step times, so they are (very nearly)
@@ -13,6 +13,9 @@ simulated users start spread over one request's duration.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
 from inferlab.errors import InferlabError
@@ -21,11 +24,30 @@ from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.scheduler import Policy
-from inferlab.sim.steptime import DecodeBatch, FittedStepTime
+from inferlab.sim.steptime.base import DecodeBatch, StepModel
 from inferlab.summary import RunSummary
 
 LLAMA_CPP_BATCH_TOKENS = 2048
 _EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class FittedStepTime:
+    base_s: float  # a: fixed cost of an iteration
+    per_decode_s: float  # b: each decoding sequence
+    per_prefill_token_s: float  # p: each prompt token
+    source: str = "fitted"
+
+    @property
+    def extra_ubatch_s(self) -> float:
+        return 0.0
+
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        return 0.0
+
+    def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
+        n_pre = sum(n for n, _ in prefill)
+        return self.base_s + self.per_decode_s * decode.count + (self.per_prefill_token_s * n_pre)
 
 
 def closed_loop(
@@ -83,3 +105,16 @@ def fit_from_summary(summary: RunSummary, labels: list[str] | None = None) -> Fi
         a, b, p = (max(float(v), 0.0) for v in sol)
         model = FittedStepTime(a, b, p, "fitted to " + ", ".join(lv.label for lv in levels))
     return model
+
+
+def fitted_model(run: RunSummary, levels: tuple[str, ...] | None) -> StepModel:
+    """The step time fitted to a bench run's levels (all: None), and its description."""
+    fitted = fit_from_summary(run, list(levels) if levels else None)
+    desc: dict[str, object] = {
+        "step_time_model": "fitted",
+        "base_s": fitted.base_s,
+        "per_decode_s": fitted.per_decode_s,
+        "per_prefill_token_s": fitted.per_prefill_token_s,
+        "source": fitted.source,
+    }
+    return StepModel(fitted, desc)
