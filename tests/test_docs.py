@@ -53,9 +53,8 @@ def broken_links(doc: Path) -> list[str]:
             continue
         path, _, anchor = target.partition("#")
         dest = (doc.parent / path).resolve() if path else doc
-        if not dest.exists():
-            bad.append(target)
-        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest.read_text()):
+        missing = not dest.exists()
+        if missing or (anchor and dest.suffix == ".md" and anchor not in anchors(dest.read_text())):
             bad.append(target)
     return bad
 
@@ -124,7 +123,9 @@ def test_each_transcribed_table_agrees_with_its_stated_counts(log: ModuleType) -
         full = [s for s in r.shapes if len(s.quantities) == 4]
         if r.counts is None or len(full) != r.counts.shapes:
             continue
-        for name, stated in zip(log.QUANTITIES, ("tpot_p50", "ttft_p50", "ttft_p99", "goodput")):
+        for name, stated in zip(
+            log.QUANTITIES, ("tpot_p50", "ttft_p50", "ttft_p99", "goodput"), strict=True
+        ):
             qs = [q for s in full for q in s.quantities if q.name == name]
             yes = sum(1 for q in qs if q.within_target)
             edge = sum(1 for q in qs if q.within_target is None)
