@@ -710,6 +710,9 @@ def main() -> int:
         "argv": sys.argv[1:],
     }
     write_json(a.out / "accuracy.json", res)
+    from accuracy_log import record_run  # the run-by-run log: benchmarks/results/
+
+    print(f"logged as {record_run(res)}")
     print(
         f"load average before {' '.join(res['load_before'])}, "
         f"after {' '.join(res['load_after'])}; {res['wall_s']:.0f} s"

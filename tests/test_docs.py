@@ -1,0 +1,195 @@
+"""The docs as a product: links that resolve, a README a newcomer reads, a short accuracy page,
+a run log that parses, and captured fixtures that do not name the machine they were made on."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+README = ROOT / "README.md"
+DOCS = sorted([README, *(ROOT / "docs").rglob("*.md"), *(ROOT / "benchmarks").glob("*.md")])
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|home|root|tmp|Users)/")
+
+
+def prose(text: str) -> list[str]:
+    """Paragraphs outside code blocks and tables; a list item starts a paragraph."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    paras: list[list[str]] = [[]]
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith(("#", "|")) or line.startswith("    "):
+            paras.append([])
+        elif s.startswith(("- ", "* ", "1. ", "2. ", "3. ", "4. ")):
+            paras.append([s])
+        else:
+            paras[-1].append(s)
+    return [" ".join(p) for p in paras if p]
+
+
+def sentences(text: str) -> list[str]:
+    return [s for p in prose(text) for s in re.split(r"(?<=[.?!])\s+", p) if s]
+
+
+def anchors(md: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    out = set()
+    for h in re.findall(r"^#+\s+(.*)$", md, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+        out.add(slug)
+    return out
+
+
+def broken_links(doc: Path) -> list[str]:
+    bad = []
+    for target in LINK.findall(doc.read_text(encoding="utf-8")):
+        if re.match(r"^[a-z]+:", target):  # http(s):, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (doc.parent / path).resolve() if path else doc
+        missing = not dest.exists()
+        if missing or (anchor and dest.suffix == ".md" and anchor not in anchors(dest.read_text())):
+            bad.append(target)
+    return bad
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves_to_a_file_and_its_heading(doc: Path) -> None:
+    assert broken_links(doc) == []
+
+
+def test_a_missing_file_or_heading_is_caught(tmp_path: Path) -> None:
+    (tmp_path / "b.md").write_text("# One heading — with a dash\n")
+    doc = tmp_path / "a.md"
+    doc.write_text("[x](b.md) [y](b.md#one-heading--with-a-dash) [z](c.md) [w](b.md#two)\n")
+    assert broken_links(doc) == ["c.md", "b.md#two"]
+
+
+def test_readme_fits_250_lines() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
+
+
+def test_no_readme_sentence_runs_past_60_words() -> None:
+    long = [s for s in sentences(README.read_text(encoding="utf-8")) if len(s.split()) > 60]
+    assert long == []
+
+
+def test_sentences_skip_code_and_tables() -> None:
+    text = "One two. Three?\n\n```\nnot. prose.\n```\n| a. | b. |\n- item one. item two\n"
+    assert sentences(text) == ["One two.", "Three?", "- item one.", "item two"]
+
+
+def test_predict_accuracy_page_fits_200_lines() -> None:
+    page = ROOT / "docs" / "predict-accuracy.md"
+    assert len(page.read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def test_readme_keeps_the_two_newcomer_commands_and_says_how_to_get_uv() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert "uv run inferlab demo" in text and "uv run pytest" in text
+    assert "https://astral.sh/uv/install.sh" in text
+
+
+@pytest.fixture(scope="module")
+def log() -> ModuleType:
+    path = ROOT / "benchmarks" / "accuracy_log.py"
+    spec = importlib.util.spec_from_file_location("accuracy_log", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["accuracy_log"] = mod  # dataclasses resolve their module by name
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_run_log_parses_and_holds_runs_1_to_28(log: ModuleType) -> None:
+    runs = log.read_runs()
+    assert [r.run for r in runs][:28] == list(range(1, 29))
+    last = runs[27]
+    assert (last.counts.tpot_p50, last.counts.ttft_p50, last.counts.ttft_p99) == (7, 5, 11)
+    assert (last.again_counts.tpot_p50, last.again_counts.max_load_equal) == (7, 1)
+
+
+def test_each_transcribed_table_agrees_with_its_stated_counts(log: ModuleType) -> None:
+    """Where a run's every shape has all four quantities, the per-shape verdicts add up to
+    the counts the log stated (a verdict rounded onto its target's edge may go either way)."""
+    checked = 0
+    for r in log.read_runs():
+        full = [s for s in r.shapes if len(s.quantities) == 4]
+        if r.counts is None or len(full) != r.counts.shapes:
+            continue
+        for name, stated in zip(
+            log.QUANTITIES, ("tpot_p50", "ttft_p50", "ttft_p99", "goodput"), strict=True
+        ):
+            qs = [q for s in full for q in s.quantities if q.name == name]
+            yes = sum(1 for q in qs if q.within_target)
+            edge = sum(1 for q in qs if q.within_target is None)
+            assert yes <= getattr(r.counts, stated) <= yes + edge, (r.run, name)
+        checked += 1
+    assert checked >= 17
+
+
+def test_a_run_is_recorded_from_accuracy_json_and_read_back(
+    log: ModuleType, tmp_path: Path
+) -> None:
+    row = {
+        "tpot_p50_s": {"predicted": 0.0105, "measured": 0.010, "error": 0.05},
+        "ttft_p50_s": {"predicted": 0.2, "measured": 0.25, "error": -0.2},
+        "ttft_p99_s": {"predicted": 0.5, "measured": 0.5, "error": 0.0},
+        "goodput_requests_per_s": {"predicted": 0.0, "measured": 0.0, "error": 0.0},
+    }
+    acc = {
+        "shapes": {"c=1": row},
+        "max_load": [{"slo": "ttft=1s", "predicted": 3.0, "measured": 4.0, "equal": False}],
+        "argv": ["--out", "x"],
+        "cores": 2,
+        "date_unix_s": 0.0,
+    }
+    path = log.record_run(acc, folder=tmp_path)
+    assert path == tmp_path / "run-01.json"
+    (rec,) = log.read_runs(tmp_path)
+    q = {x.name: x for x in rec.shapes[0].quantities}
+    assert q["tpot_p50_ms"].predicted == pytest.approx(10.5)
+    assert q["ttft_p50_ms"].within_target is False
+    assert q["goodput_requests_per_s"].within_target is True  # both 0
+    assert (rec.counts.tpot_p50, rec.counts.ttft_p50, rec.counts.max_load_equal) == (1, 0, 0)
+    assert log.record_run(acc, folder=tmp_path) == tmp_path / "run-02.json"
+    assert log.record_run({**acc, "argv": ["--fake"]}, folder=tmp_path) is None
+
+
+def test_a_bad_run_file_is_one_value_error(log: ModuleType) -> None:
+    with pytest.raises(ValueError, match="schema_version"):
+        log.from_json({"schema_version": 99})
+    with pytest.raises(ValueError, match="not a run record"):
+        log.from_json({"schema_version": 1, "run": "one"})
+
+
+FIXTURES = sorted(
+    p
+    for p in (ROOT / "tests").rglob("*")
+    if p.is_file() and p.suffix in {".json", ".jsonl", ".txt", ".csv", ".yaml", ".sse", ".stderr"}
+)
+
+
+def machine_paths(text: str) -> list[str]:
+    return [text[m.start() : m.start() + 40] for m in MACHINE_PATH.finditer(text)]
+
+
+def test_no_captured_fixture_names_the_machine_it_was_made_on() -> None:
+    named = {
+        str(p.relative_to(ROOT)): hits
+        for p in FIXTURES
+        if (hits := machine_paths(p.read_text(encoding="utf-8", errors="replace")))
+    }
+    assert named == {}
+
+
+def test_a_machine_path_is_caught_and_a_relative_one_is_not() -> None:
+    assert machine_paths('"model_path": "/work/main/.venv/x.gguf"') != []
+    assert machine_paths("--tokenizer /tmp/peer-tok") != []
+    assert machine_paths('"model_path": ".venv/lib/x.gguf", "url": "http://h/v1/tmp/"') == []
