@@ -3,10 +3,13 @@ and how the step grows with the context."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inferlab.engine_result import EngineBench
 
 
-def result_lines(eb: Any) -> list[str]:
+def result_lines(eb: EngineBench) -> list[str]:
     """The result as the console shows it: one row per batch, then the lone runs and noise."""
     head = ("batch", "step ms", "spread", "noise ms", "tok/s total", "prefill s", "prefill tok/s")
     rows = [
@@ -35,7 +38,7 @@ def result_lines(eb: Any) -> list[str]:
     return rows + context_lines(eb)
 
 
-def context_lines(eb: Any) -> list[str]:
+def context_lines(eb: EngineBench) -> list[str]:
     """The step after each prompt length: how it grows with the context."""
     if not eb.context_steps:
         return ["context: measured after one prompt length only (no growth with context)"]

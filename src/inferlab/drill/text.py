@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.drill import strings
 from inferlab.drill.numbers import quantity
 
+if TYPE_CHECKING:
+    from inferlab.drill.cards import Card
+    from inferlab.drill.grading import Graded
+    from inferlab.drill.history import KindStats
 
-def grade_lines(card: Any, g: Any, lang: str) -> list[str]:
+
+def grade_lines(card: Card, g: Graded, lang: str) -> list[str]:
     """The grade beside the answer given and the one expected, the mistake, the derivation."""
     given, expected = (quantity(q.value, q.unit) for q in (g.given, g.expected))
     grade_word = strings.say(lang, f"ui.{g.grade}")
@@ -18,7 +23,7 @@ def grade_lines(card: Any, g: Any, lang: str) -> list[str]:
     return [*lines, strings.derivation(card, lang)]
 
 
-def stats_lines(rows: list[Any]) -> list[str]:
+def stats_lines(rows: list[KindStats]) -> list[str]:
     """One row a kind: asked, right, close, wrong, its box and its most frequent mistake."""
     head = (
         f"{'kind':<10} {'asked':>5} {'right':>5} {'close':>5} {'wrong':>5} {'box':>3}  top mistake"

@@ -94,7 +94,7 @@ def _json_rows(text: str, tool: str, keys: tuple[str, ...]) -> list[dict[str, An
     return rows
 
 
-def _loads(text: str, tool: str) -> Any:
+def _loads(text: str, tool: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from inferlab.errors import InferlabError
 
@@ -21,7 +20,7 @@ MAX_PROMPTS_BYTES = 256 << 20  # a corpus, not a data lake: read whole, refused 
 MIN_WORDS = 16  # fewer and every prompt is the same few words again
 
 
-def _text(obj: Any) -> str | None:
+def _text(obj: object) -> str | None:
     if not isinstance(obj, dict):
         return None
     for key in ("prompt", "text"):

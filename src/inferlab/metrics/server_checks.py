@@ -10,7 +10,7 @@ else `client_tpot`), and returns the cross-check warnings.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.metrics.checks import warning
 from inferlab.metrics.compare import compare_at
@@ -20,6 +20,9 @@ from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 from inferlab.summary import FloorComparison, LevelSummary, RunWarning, ServerLevelMetrics
 from inferlab.vocab import Severity
+
+if TYPE_CHECKING:
+    from inferlab.physics.floor import Floor
 
 DISAGREE = 0.10  # client TPOT vs server step time; inferlab's bytes/step vs the engine's
 PREFIX_HIT_FRACTION = 0.05  # a few shared tokens (BOS, a template) are not a cache effect
@@ -144,7 +147,9 @@ def check_engine_bytes(
     return s, [warning("floor_disagrees_with_engine", s.label, "warning", msg)]
 
 
-def _priced(s: LevelSummary, srv: ServerLevelMetrics | None, floor: Any, workload: Any) -> Any:
+def _priced(
+    s: LevelSummary, srv: ServerLevelMetrics | None, floor: Floor, workload: tuple[int, int]
+) -> FloorComparison | None:
     """The level's comparison on the server's basis where possible, else the client's."""
     comp = s.comparison
     if comp is None:
@@ -159,7 +164,7 @@ def attach_server(
     s: LevelSummary,
     samples: list[Sample],
     target: int | None,
-    floor: Any,
+    floor: Floor | None,
     workload: tuple[int, int],
 ) -> tuple[LevelSummary, list[RunWarning]]:
     """The level with its `server` block (None if no scrape worked) and its MBU basis, and

@@ -14,7 +14,7 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from inferlab.peers.common import (
     Aggregates,
@@ -37,7 +37,7 @@ TOOL = "aiperf"
 SIBLING = "profile_export_aiperf.json"
 
 
-def looks_like_json(data: Any) -> bool:
+def looks_like_json(data: object) -> TypeGuard[dict[str, object]]:
     return (
         isinstance(data, dict)
         and isinstance(data.get("time_to_first_token"), dict)
@@ -45,7 +45,7 @@ def looks_like_json(data: Any) -> bool:
     )
 
 
-def looks_like_record(data: Any) -> bool:
+def looks_like_record(data: object) -> bool:
     return isinstance(data, dict) and "metadata" in data and "metrics" in data
 
 
@@ -165,7 +165,7 @@ def _aggregates(path: Path, data: dict[str, Any], config: dict[str, Any] | None)
     )
 
 
-def read_json(path: Path, data: Any) -> PeerRun:
+def read_json(path: Path, data: dict[str, object]) -> PeerRun:
     _check_schema(path, data)
     config = _config(data)
     a = _aggregates(path, data, config)
@@ -250,9 +250,15 @@ def _count_note(label: str, lines: list[Any], records: list[RequestRecord]) -> t
     )
 
 
-def _value(metrics: Doc, key: str) -> Any:
+def _value(metrics: Doc, key: str) -> object:
     m = metrics.data.get(key)
     return m.get("value") if isinstance(m, dict) else None
+
+
+def _count(metrics: Doc, key: str) -> int | None:
+    """A token count (AIPerf writes whole numbers); None when absent."""
+    v = _value(metrics, key)
+    return v if isinstance(v, int) else None
 
 
 def _record(path: Path, i: int, line: dict[str, Any]) -> RequestRecord | None:
@@ -266,20 +272,21 @@ def _record(path: Path, i: int, line: dict[str, Any]) -> RequestRecord | None:
     start_ns = int(meta.data["request_start_ns"])  # whole ns: a float would lose ~0.2 us
     metrics = Doc(path, doc.data.get("metrics") or {}, f"line {i + 1}.metrics")
     error = doc.data.get("error")
-    n_in = _value(metrics, "input_sequence_length")
+    n_in = _count(metrics, "input_sequence_length")
     if error or meta.data.get("was_cancelled"):
         msg = error.get("message") if isinstance(error, dict) else "cancelled"
         return stream_record(i, "", start_ns, [], n_in, None, str(msg or "error"))
     ttft_ms = _value(metrics, "time_to_first_token")
     if not isinstance(ttft_ms, int | float):
         raise PeerFormatError(path, f"missing key 'line {i + 1}.metrics.time_to_first_token'")
-    gaps_s = [g / 1000.0 for g in _value(metrics, "inter_chunk_latency") or []]
+    chunks = _value(metrics, "inter_chunk_latency")
+    gaps_s = [g / 1000.0 for g in chunks] if isinstance(chunks, list) else []
     times = event_times_ns(start_ns, ttft_ms / 1000.0, gaps_s)
     # The server's usage count where AIPerf kept it (as bench counts), else AIPerf's own
     # (its tokenizer may count the same text differently).
-    n_out = _value(metrics, "usage_completion_tokens")
-    if not isinstance(n_out, int):
-        n_out = _value(metrics, "output_sequence_length")
+    n_out = _count(metrics, "usage_completion_tokens")
+    if n_out is None:
+        n_out = _count(metrics, "output_sequence_length")
     return stream_record(i, "", start_ns, times, n_in, n_out)
 
 

@@ -66,7 +66,7 @@ class PeerRun:
 class Doc:
     """A parsed JSON object with look-ups that refuse in one line naming the key."""
 
-    def __init__(self, path: Path, data: Any, where: str = "") -> None:
+    def __init__(self, path: Path, data: object, where: str = "") -> None:
         if not isinstance(data, dict):
             raise PeerFormatError(path, f"{where or 'the file'} is not a JSON object")
         self.path, self.data, self.where = path, data, where
@@ -77,7 +77,7 @@ class Doc:
     def has(self, key: str) -> bool:
         return key in self.data
 
-    def need(self, key: str) -> Any:
+    def need(self, key: str) -> object:
         if key not in self.data:
             raise PeerFormatError(self.path, f"missing key '{self.name(key)}'")
         return self.data[key]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from inferlab.peers import aiperf, guidellm, llamacpp, sglang, vllm
 from inferlab.peers.common import PeerFormatError, PeerRun
@@ -33,14 +32,14 @@ def _text(path: Path) -> str:
     return text
 
 
-def _keys(data: Any) -> str:
+def _keys(data: object) -> str:
     if isinstance(data, dict):
         shown = sorted(str(k) for k in data)[:6]
         return f"unknown keys ({', '.join(shown) or 'none'})"
     return f"a JSON {type(data).__name__}, not an object"
 
 
-def _one_document(path: Path, data: Any, text: str) -> PeerRun:
+def _one_document(path: Path, data: object, text: str) -> PeerRun:
     if isinstance(data, dict) and (aiperf.looks_like_record(data) or "pl" in data):
         return _json_lines(path, [data], text)  # JSON Lines of one line
     if isinstance(data, dict) and "n_gen" in data:
@@ -60,9 +59,9 @@ def _one_document(path: Path, data: Any, text: str) -> PeerRun:
     raise PeerFormatError(path, f"not a result this reads: {_keys(data)}")
 
 
-def _lines(path: Path, text: str) -> list[Any] | None:
+def _lines(path: Path, text: str) -> list[object] | None:
     """Every non-blank line as JSON, or None when the first line is not JSON."""
-    rows = []
+    rows: list[object] = []
     for i, line in enumerate(text.splitlines()):
         if not line.strip():
             continue
@@ -75,7 +74,7 @@ def _lines(path: Path, text: str) -> list[Any] | None:
     return rows
 
 
-def _json_lines(path: Path, rows: list[Any], text: str) -> PeerRun:
+def _json_lines(path: Path, rows: list[object], text: str) -> PeerRun:
     first = rows[0]
     if not all(isinstance(r, dict) for r in rows):
         raise PeerFormatError(path, "JSON lines that are not all objects")

@@ -32,6 +32,7 @@ from inferlab.peers.common import (
     with_window,
     without_gaps,
 )
+from inferlab.records import RequestRecord
 from inferlab.summary import LatencyStats
 from inferlab.vocab import LevelKind
 
@@ -39,7 +40,7 @@ TOOL = "guidellm"
 SCHEMA = 2
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: object) -> bool:
     return isinstance(data, dict) and isinstance(data.get("benchmarks"), list)
 
 
@@ -87,7 +88,7 @@ def _dist(metrics: Doc, name: str, scale: float) -> LatencyStats:
         return LatencyStats.empty()
     pct = ok.get("percentiles") or {}
 
-    def v(x: Any) -> float | None:
+    def v(x: object) -> float | None:
         return float(x) * scale if isinstance(x, int | float) else None
 
     p50 = v(ok.get("median", pct.get("p50")))
@@ -108,7 +109,7 @@ def _totals(metrics: Doc, name: str) -> dict[str, Any]:
     return block if isinstance(block, dict) else {}
 
 
-def _level(path: Path, i: int, raw: Any, version: str | None) -> PeerLevel:
+def _level(path: Path, i: int, raw: object, version: str | None) -> PeerLevel:
     bench = Doc(path, raw, f"benchmarks[{i}]")
     label, kind, value = _strategy(path, bench)
     metrics = bench.sub("metrics")
@@ -161,7 +162,9 @@ def _figures(metrics: Doc) -> dict[str, float | None]:
     }
 
 
-def _request(path: Path, where: str, raw: Any, label: str, i: int, failed: str | None) -> Any:
+def _request(
+    path: Path, where: str, raw: object, label: str, i: int, failed: str | None
+) -> RequestRecord:
     req = Doc(path, raw, where)
     info = req.sub("info")
     assert info is not None
@@ -188,7 +191,7 @@ def _request(path: Path, where: str, raw: Any, label: str, i: int, failed: str |
 
 def _records(
     path: Path, i: int, bench: Doc, label: str, totals: dict[str, Any]
-) -> list[Any] | None:
+) -> list[RequestRecord] | None:
     """Every request of the benchmark as a record; None when the file lists only a sample."""
     reqs = bench.sub("requests", required=False)
     if reqs is None:
@@ -196,7 +199,7 @@ def _records(
     lists = {k: reqs.data.get(k) or [] for k in ("successful", "errored", "incomplete")}
     if sum(len(v) for v in lists.values()) != totals.get("total") or not lists["successful"]:
         return None
-    out: list[Any] = []
+    out: list[RequestRecord] = []
     for status, items in lists.items():
         for j, raw in enumerate(items):
             where = f"benchmarks[{i}].requests.{status}[{j}]"
@@ -205,7 +208,7 @@ def _records(
     return out
 
 
-def read(path: Path, data: Any) -> PeerRun:
+def read(path: Path, data: object) -> PeerRun:
     doc = Doc(path, data)
     meta = doc.sub("metadata", required=False)
     version = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
 from inferlab.engine_result import EngineBenchError
 from inferlab.engines.llama_bench import parse_batched_bench, parse_llama_bench
@@ -29,11 +29,11 @@ from inferlab.summary import LatencyStats
 BATCHED, BENCH = "llama-batched-bench", "llama-bench"
 
 
-def looks_batched(rows: Any) -> bool:
+def looks_batched(rows: object) -> TypeGuard[list[object]]:
     return isinstance(rows, list) and bool(rows) and isinstance(rows[0], dict) and "pl" in rows[0]
 
 
-def looks_bench(rows: Any) -> bool:
+def looks_bench(rows: object) -> TypeGuard[list[object]]:
     return (
         isinstance(rows, list) and bool(rows) and isinstance(rows[0], dict) and "n_gen" in rows[0]
     )

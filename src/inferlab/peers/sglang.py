@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 from inferlab.peers.common import (
     Aggregates,
@@ -28,16 +27,17 @@ from inferlab.peers.common import (
     with_window,
 )
 from inferlab.peers.vllm import load_of
+from inferlab.summary import LatencyStats
 from inferlab.vocab import LevelKind
 
 TOOL = "sglang bench_serving"
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: object) -> bool:
     return isinstance(data, dict) and "completed" in data and "median_e2e_latency_ms" in data
 
 
-def _ms(doc: Doc, metric: str, n: int) -> Any:
+def _ms(doc: Doc, metric: str, n: int) -> LatencyStats:
     def g(key: str) -> float | None:
         return doc.number(key, required=False)
 
@@ -85,7 +85,7 @@ def _figures(doc: Doc) -> dict[str, float | None]:
     }
 
 
-def _level(path: Path, i: int, line: Any) -> Any:
+def _level(path: Path, i: int, line: object) -> PeerLevel:
     doc = Doc(path, line, f"line {i + 1}")
     label, kind, value = load_of(doc)
     if all(doc.has(k) for k in DETAILS):
@@ -111,6 +111,6 @@ def _level(path: Path, i: int, line: Any) -> Any:
     )
 
 
-def read_lines(path: Path, lines: list[Any]) -> PeerRun:
+def read_lines(path: Path, lines: list[object]) -> PeerRun:
     levels = tuple(_level(path, i, line) for i, line in enumerate(lines))
     return PeerRun(TOOL, None, path, None, levels)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 from inferlab.peers.common import (
     Aggregates,
@@ -25,13 +24,14 @@ from inferlab.peers.common import (
     stats_ms,
     with_window,
 )
+from inferlab.summary import LatencyStats
 from inferlab.vocab import LevelKind
 
 TOOL = "vllm bench serve"
 PER_REQUEST = ("ttfts", "itls", "start_times", "input_lens", "output_lens", "errors")
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: object) -> bool:
     return (
         isinstance(data, dict)
         and "completed" in data
@@ -57,7 +57,7 @@ def load_of(doc: Doc) -> tuple[str, LevelKind, float]:
 
 
 def _aggregates(doc: Doc, label: str, kind: LevelKind, value: float) -> Aggregates:
-    def ms(metric: str) -> Any:
+    def ms(metric: str) -> LatencyStats:
         def g(key: str) -> float | None:
             return doc.number(key, required=False)
 
@@ -88,7 +88,7 @@ def _aggregates(doc: Doc, label: str, kind: LevelKind, value: float) -> Aggregat
     )
 
 
-def read(path: Path, data: Any) -> PeerRun:
+def read(path: Path, data: object) -> PeerRun:
     doc = Doc(path, data)
     label, kind, value = load_of(doc)
     detailed = all(doc.has(k) for k in PER_REQUEST)
@@ -111,7 +111,7 @@ def read(path: Path, data: Any) -> PeerRun:
     return PeerRun(TOOL, None, path, model if isinstance(model, str) else None, (level,))
 
 
-def read_lines(path: Path, rows: list[Any]) -> PeerRun:
+def read_lines(path: Path, rows: list[object]) -> PeerRun:
     """`--append-result`: one run a line, each a level."""
     runs = [read(path, r) for r in rows]
     levels = tuple(lv for run in runs for lv in run.levels)

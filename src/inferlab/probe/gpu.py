@@ -9,8 +9,9 @@ host timer without synchronisation measures the launch, not the kernel.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,14 +24,14 @@ class GpuResult:
     library: str
 
 
-def _torch_probe(torch: Any, repeats: int = 10) -> GpuResult:
+def _torch_probe(torch: ModuleType, repeats: int = 10) -> GpuResult:
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     n = 1 << 30  # 1 GiB of bytes per buffer
     a = torch.randn(n // 4, device=dev)
     b = torch.empty_like(a)
 
-    def timed(fn: Any) -> float:
+    def timed(fn: Callable[[], object]) -> float:
         fn()  # warm-up
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -56,14 +57,14 @@ def _torch_probe(torch: Any, repeats: int = 10) -> GpuResult:
     )
 
 
-def _cupy_probe(cp: Any, repeats: int = 10) -> GpuResult:
+def _cupy_probe(cp: ModuleType, repeats: int = 10) -> GpuResult:
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     n = 1 << 30
     a = cp.random.standard_normal(n // 4, dtype=cp.float32)
     b = cp.empty_like(a)
 
-    def timed(fn: Any) -> float:
+    def timed(fn: Callable[[], object]) -> float:
         fn()  # warm-up
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from inferlab.summary import RunSummary, ServerLevelMetrics
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def _ms(x: float | None) -> str:
@@ -189,7 +192,7 @@ def essential_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
     return [SHORT.get(head[i], head[i]) for i in keep], [[r[i] for i in keep] for r in rows]
 
 
-def sweep_table(summary: RunSummary, wide: bool = False) -> Any:
+def sweep_table(summary: RunSummary, wide: bool = False) -> Table:
     """The rich table: the essential columns, or every column with `wide`."""
     from rich import box
     from rich.table import Table

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.metrics.requests import latency
 from inferlab.records import RequestRecord
 from inferlab.summary import LevelSummary, RunSummary
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def _plt() -> Any:
+    from inferlab.servermetrics.sampler import Sample
+    from inferlab.specs.cost import ModelCost
+    from inferlab.specs.hardware import HardwareSpec
+
+
+def _agg() -> None:
+    """Draw to files only (no window): set before pyplot is imported."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def gaps_by_level(records: list[RequestRecord]) -> dict[str, list[float]]:
@@ -34,7 +39,9 @@ def throughput_vs_tpot(
     summary: RunSummary, predicted: list[tuple[int, float, float]], path: Path
 ) -> Path:
     """Aggregate tok/s against per-user time per token; `predicted` = (batch, step_s, tok/s)."""
-    plt = _plt()
+    _agg()
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4.5))
     pts = [
         (lv.tpot_s.p50, lv.output_tokens_per_s_total, lv.label)
@@ -77,7 +84,9 @@ def throughput_vs_tpot(
 
 def compare_runs(summaries: list[tuple[str, RunSummary]], path: Path) -> Path:
     """Several runs (measured or simulated) on one throughput-vs-latency chart."""
-    plt = _plt()
+    _agg()
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, summary in summaries:
         pts = [
@@ -102,7 +111,9 @@ def gap_cdf(gaps: dict[str, list[float]], path: Path) -> Path:
     """CDF of inter-token gaps (log x) and its tail P(gap > x) (log-log), one line per level."""
     import numpy as np
 
-    plt = _plt()
+    _agg()
+    import matplotlib.pyplot as plt
+
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for label, g in gaps.items():
         x = np.sort(np.asarray(g)) * 1e3
@@ -140,7 +151,9 @@ def mbu_per_level(summary: RunSummary, path: Path) -> Path | None:
     ]
     if not levels:
         return None
-    plt = _plt()
+    _agg()
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 3.8))
     ax.bar([lab for lab, _ in levels], [mbu * 100 for _, mbu in levels], color="tab:blue")
     ax.set_ylabel("MBU (% of peak bandwidth)")
@@ -152,18 +165,22 @@ def mbu_per_level(summary: RunSummary, path: Path) -> Path | None:
     return path
 
 
-def server_timeline(samples: list[Any], path: Path) -> Path | None:
+def server_timeline(samples: list[Sample], path: Path) -> Path | None:
     """Running and waiting requests and KV use over the run, as the server counted them,
     with the levels' starts marked. `samples`: servermetrics.sampler.Sample, in file order."""
-    good = sorted((s for s in samples if s.snapshot), key=lambda s: s.snapshot.t_mono_s)
+    good = sorted(
+        ((s, s.snapshot) for s in samples if s.snapshot is not None), key=lambda p: p[1].t_mono_s
+    )
     if not good:
         return None
-    plt = _plt()
-    t0 = good[0].snapshot.t_mono_s
-    t = [s.snapshot.t_mono_s - t0 for s in good]
+    _agg()
+    import matplotlib.pyplot as plt
+
+    t0 = good[0][1].t_mono_s
+    t = [snap.t_mono_s - t0 for _, snap in good]
     fig, ax = plt.subplots(figsize=(9, 4))
     for name, style in (("running", "-"), ("waiting", "--")):
-        ys = [getattr(s.snapshot, name) for s in good]
+        ys = [getattr(snap, name) for _, snap in good]
         if any(y is not None for y in ys):
             ax.step(
                 t,
@@ -172,7 +189,7 @@ def server_timeline(samples: list[Any], path: Path) -> Path | None:
                 where="post",
                 label=f"{name} requests",
             )
-    kv = [s.snapshot.kv_cache_usage for s in good]
+    kv = [snap.kv_cache_usage for _, snap in good]
     if any(v is not None for v in kv):
         ax2 = ax.twinx()
         ax2.plot(
@@ -184,9 +201,9 @@ def server_timeline(samples: list[Any], path: Path) -> Path | None:
         )
         ax2.set_ylabel("KV cache used (%)")
         ax2.legend(loc="upper right", fontsize=8)
-    for s in good:
+    for s, snap in good:
         if s.mark == "start":
-            x = s.snapshot.t_mono_s - t0
+            x = snap.t_mono_s - t0
             ax.axvline(x, color="gray", alpha=0.4, lw=0.8)
             ax.annotate(
                 s.level,
@@ -213,7 +230,9 @@ def time_split(summary: RunSummary, path: Path) -> Path | None:
     splits = [(lv.label, lv.engine) for lv in summary.levels if lv.engine is not None]
     if not splits:
         return None
-    plt = _plt()
+    _agg()
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4.2))
     labels = [lab for lab, _ in splits]
     es = [e for _, e in splits]
@@ -258,7 +277,9 @@ def goodput_vs_load(summary: RunSummary, path: Path) -> Path | None:
         return None
     if any(lv.kind == "concurrency" for lv in levels):  # one quantity on the x axis (the demo
         levels = [lv for lv in levels if lv.kind == "concurrency"]  # also has rate, trace)
-    plt = _plt()
+    _agg()
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4.2))
     x = [lv.value for lv in levels]
     goodput = [lv.slo.goodput_requests_per_s for lv in levels if lv.slo]
@@ -295,7 +316,9 @@ def predicted_vs_measured(summary: RunSummary, path: Path) -> Path | None:
     levels = [lv for lv in summary.levels if lv.predicted is not None]
     if not levels:
         return None
-    plt = _plt()
+    _agg()
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     labels = [lv.label for lv in levels]
     x = list(range(len(levels)))
@@ -331,7 +354,7 @@ def predicted_vs_measured(summary: RunSummary, path: Path) -> Path | None:
     return path
 
 
-def _band_bars(ax: Any, x: list[int], levels: list[LevelSummary], key: str, k: float) -> None:
+def _band_bars(ax: Axes, x: list[int], levels: list[LevelSummary], key: str, k: float) -> None:
     """Each prediction's band (low to high) as a bar through its point, where it has one."""
     rows = []
     for i, lv in zip(x, levels, strict=True):
@@ -359,7 +382,9 @@ def _scaled(v: float | None, k: float) -> float:
     return float("nan") if v is None else v * k
 
 
-def predicted_curve(summary: RunSummary, cost: Any, hw: Any) -> list[tuple[int, float, float]]:
+def predicted_curve(
+    summary: RunSummary, cost: ModelCost, hw: HardwareSpec
+) -> list[tuple[int, float, float]]:
     from inferlab.physics.decode import decode_point
 
     w = summary.workload
@@ -373,10 +398,14 @@ def predicted_curve(summary: RunSummary, cost: Any, hw: Any) -> list[tuple[int, 
 
 
 def render_all(
-    summary: RunSummary, records: list[RequestRecord], out_dir: Path, cost: Any, hw: Any
+    summary: RunSummary,
+    records: list[RequestRecord],
+    out_dir: Path,
+    cost: ModelCost | None,
+    hw: HardwareSpec | None,
 ) -> list[Path]:
     made = [gap_cdf(gaps_by_level(records), out_dir / "gap_cdf.png")]
-    pred = predicted_curve(summary, cost, hw) if cost is not None else []
+    pred = predicted_curve(summary, cost, hw) if cost is not None and hw is not None else []
     made.append(throughput_vs_tpot(summary, pred, out_dir / "throughput_vs_tpot.png"))
     m = mbu_per_level(summary, out_dir / "mbu.png")
     if m:

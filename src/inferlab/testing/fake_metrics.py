@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aiohttp import web
+    from prometheus_client.core import Metric
+
+    from inferlab.testing.fake_stream import WriteLog
 
 METRICS_DIALECTS = ("none", "llamacpp", "vllm", "vllm-spec")
 # vllm-spec: a speculative decoder in vLLM's spec_decode_* names: one draft of SPEC_TOKENS
@@ -116,7 +122,7 @@ class FakeEngine:
             kv = sum(r.prompt_tokens + len(r.writes) for r in self.live.values())
             return steps, len(self.live), generated, kv
 
-    def collector(self) -> Any:
+    def collector(self) -> _Collector:
         return _Collector(self)
 
 
@@ -126,11 +132,11 @@ class _Collector:
     def __init__(self, engine: FakeEngine) -> None:
         self.e = engine
 
-    def collect(self) -> Iterator[Any]:
+    def collect(self) -> Iterator[Metric]:
         yield from (_llamacpp(self.e) if self.e.dialect == "llamacpp" else _vllm(self.e))
 
 
-def _llamacpp(e: FakeEngine) -> Iterator[Any]:
+def _llamacpp(e: FakeEngine) -> Iterator[Metric]:
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
     steps, running, generated, _ = e.read()
@@ -145,24 +151,24 @@ def _llamacpp(e: FakeEngine) -> Iterator[Any]:
     yield GaugeMetricFamily(f"{p}requests_deferred", "Deferred", value=0)
 
 
-def _vllm(e: FakeEngine) -> Iterator[Any]:
+def _vllm(e: FakeEngine) -> Iterator[Metric]:
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
     steps, running, generated, kv = e.read()
     lab = (["engine", "model_name"], ["0", "fake"])
 
-    def counter(name: str, value: float) -> Any:
+    def counter(name: str, value: float) -> CounterMetricFamily:
         m = CounterMetricFamily(f"vllm:{name}", name, labels=lab[0])
         m.add_metric(lab[1], value)
         return m
 
-    def gauge(name: str, value: float, extra: dict[str, str] | None = None) -> Any:
+    def gauge(name: str, value: float, extra: dict[str, str] | None = None) -> GaugeMetricFamily:
         extra = extra or {}
         m = GaugeMetricFamily(f"vllm:{name}", name, labels=[*lab[0], *extra])
         m.add_metric([*lab[1], *extra.values()], value)
         return m
 
-    def hist(name: str, h: _Hist) -> Any:
+    def hist(name: str, h: _Hist) -> HistogramMetricFamily:
         m = HistogramMetricFamily(f"vllm:{name}", name, labels=lab[0])
         m.add_metric(lab[1], h.buckets(), sum_value=h.total)
         return m
@@ -195,14 +201,18 @@ def engine_for(metrics: str, tpot_s: float) -> FakeEngine:
     return FakeEngine(metrics.removesuffix("-spec"), tpot_s, speculative=metrics == "vllm-spec")
 
 
-def metered(engine: FakeEngine, handler: Any, log: dict[str, dict[str, Any]]) -> Any:
+# an aiohttp request handler (as fake_server's)
+Handler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
+
+
+def metered(engine: FakeEngine, handler: Handler, log: WriteLog) -> Handler:
     """Wrap the completions handler: the request enters the engine's books on arrival and
     leaves when its stream ends, its tokens read from the handler's own write log."""
     from inferlab.bench.prompt_text import prompt_sha1
 
     count = iter(range(1 << 62))
 
-    async def wrapped(request: Any) -> Any:
+    async def wrapped(request: web.Request) -> web.StreamResponse:
         body = await request.json()  # aiohttp caches the body: the handler reads it again
         chat = request.path.endswith("chat/completions")
         prompt = str(body["messages"][-1]["content"] if chat else body.get("prompt"))
@@ -231,7 +241,7 @@ def render(engine: FakeEngine) -> bytes:
     return bytes(generate_latest(reg))
 
 
-async def metrics_response(engine: FakeEngine) -> Any:
+async def metrics_response(engine: FakeEngine) -> web.Response:
     from aiohttp import web
     from prometheus_client import CONTENT_TYPE_LATEST
 

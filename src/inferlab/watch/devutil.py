@@ -9,18 +9,35 @@ this machine is found by its listening port and its CPU use read with psutil.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlparse
 
 from inferlab.watch.derive import Quantity, unknown
 
+if TYPE_CHECKING:
+    import psutil
+
+    from inferlab.watch.frame import UtilProbe
+
 _LOCAL = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+
+class _Rates(Protocol):
+    gpu: int  # percent of the time a kernel ran
+
+
+class _Nvml(Protocol):
+    """The part of pynvml read here."""
+
+    def nvmlDeviceGetCount(self) -> int: ...
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> object: ...
+    def nvmlDeviceGetUtilizationRates(self, handle: object) -> _Rates: ...
 
 
 class NvmlUtil:
     """Utilisation of GPU 0 (or the mean over all) via NVML."""
 
-    def __init__(self, nvml: Any) -> None:
+    def __init__(self, nvml: _Nvml) -> None:
         self.nvml = nvml
         n = nvml.nvmlDeviceGetCount()
         self.handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(n)]
@@ -34,7 +51,7 @@ class NvmlUtil:
 class ProcessCpu:
     """CPU use of the process listening on the server's port, as a fraction of all cores."""
 
-    def __init__(self, proc: Any, port: int, cores: int) -> None:
+    def __init__(self, proc: psutil.Process, port: int, cores: int) -> None:
         self.proc = proc
         self.port = port
         self.cores = cores
@@ -69,7 +86,7 @@ def _nvml() -> NvmlUtil | None:
     return util if util.handles else None
 
 
-def _listener(port: int) -> Any:
+def _listener(port: int) -> psutil.Process | None:
     import psutil
 
     for _ in range(3):  # listing every socket races with processes coming and going: retry
@@ -81,12 +98,12 @@ def _listener(port: int) -> Any:
     return None
 
 
-def _none(reason: str) -> Any:
+def _none(reason: str) -> UtilProbe:
     q = unknown(reason)
     return lambda: (q, "none")
 
 
-def probe_for(url: str) -> Any:
+def probe_for(url: str) -> UtilProbe:
     """A callable returning (utilisation, kind): NVML if present, else the local server's CPU."""
     nv = _nvml()
     if nv is not None:

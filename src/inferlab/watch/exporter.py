@@ -8,10 +8,13 @@ than exported as 0 or NaN: absent is what Prometheus means by "no value".
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
 from inferlab.watch.frame import Frame
+
+if TYPE_CHECKING:
+    from prometheus_client import Gauge
 
 # metric name -> (help, how to read it from a frame's Live)
 GAUGES: dict[str, tuple[str, str]] = {
@@ -70,6 +73,6 @@ class Exporter:
         self.server.server_close()
 
 
-def _remove(g: Any, labels: dict[str, str]) -> None:
+def _remove(g: Gauge, labels: dict[str, str]) -> None:
     with contextlib.suppress(KeyError):  # never set: nothing to remove
         g.remove(labels["model"], labels["hardware"])

@@ -67,7 +67,7 @@ class Recorder:
         self.path = path
         self.lines = 1
 
-    def _write(self, obj: Any) -> None:
+    def _write(self, obj: object) -> None:
         self._f.write(dumps_line(obj))
         self._f.flush()
         self.lines += 1

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from inferlab.errors import InferlabError
 from inferlab.physics.floor import Floor
@@ -119,7 +119,7 @@ class _ExporterSink:
         self.exporter.close()
 
 
-def _open(cfg: WatchConfig, header: Header, out: _Outputs, log: Any) -> None:
+def _open(cfg: WatchConfig, header: Header, out: _Outputs, log: IO[str]) -> None:
     if cfg.prometheus_port is not None:
         ex = _ExporterSink(cfg.prometheus_port, header)
         out.sinks.append(ex)
@@ -139,7 +139,7 @@ def _open(cfg: WatchConfig, header: Header, out: _Outputs, log: Any) -> None:
         out.view = TerminalView(header).__enter__()
 
 
-def _headless_line(frame: Frame, log: Any) -> None:
+def _headless_line(frame: Frame, log: IO[str]) -> None:
     stamp = time.strftime("%H:%M:%S", time.localtime(frame.t_unix_s))
     print(f"{stamp} {frame.reading}", file=log, flush=True)
 
@@ -153,7 +153,12 @@ class _Run:
     as the physics is known (at once when the model is given), so a wait is recorded too."""
 
     def __init__(
-        self, cfg: WatchConfig, physics: FloorSource, util: UtilProbe, log: Any, clock: WatchClock
+        self,
+        cfg: WatchConfig,
+        physics: FloorSource,
+        util: UtilProbe,
+        log: IO[str],
+        clock: WatchClock,
     ) -> None:
         self.cfg, self.util, self.log, self.clock = cfg, util, log, clock
         self.physics = physics if isinstance(physics, Floor) else None
@@ -254,7 +259,7 @@ def run_watch(
     physics: FloorSource,
     scrape: Scrape,
     util: UtilProbe,
-    log: Any = None,
+    log: IO[str] | None = None,
     clock: WatchClock | None = None,
 ) -> WatchResult:
     """Wait for the server, then scrape every interval until the duration ends or Ctrl-C;

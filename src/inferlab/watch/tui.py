@@ -7,9 +7,8 @@ It draws whatever the last Frame says; a server that went away is a red
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live as RichLive
 from rich.panel import Panel
 from rich.table import Table
@@ -112,7 +111,7 @@ def _bytes(q: Quantity) -> str:
     return fmt_bytes(q.value, 3) if q.value is not None else "?"
 
 
-def render(frame: Frame | None, header: Header, last_up: Frame | None = None) -> Any:
+def render(frame: Frame | None, header: Header, last_up: Frame | None = None) -> Panel:
     """The whole view for one frame; while down, the last numbers seen stay under the red line."""
     title = f"inferlab watch · {header.model} on {header.hardware}"
     if frame is None:
@@ -123,7 +122,7 @@ def render(frame: Frame | None, header: Header, last_up: Frame | None = None) ->
         status = Text(f"{frame.reading} · {header.url}", style="bold yellow")
     else:
         status = Text(frame.reading, style="bold red")
-    parts: list[Any] = [status]
+    parts: list[RenderableType] = [status]
     if frame.restarted:
         parts.append(Text("server restarted (counters reset): the window starts afresh", "yellow"))
     shown = frame if frame.live is not None else last_up
