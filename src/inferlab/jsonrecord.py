@@ -29,8 +29,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import field, fields
-from dataclasses import Field
+from dataclasses import Field, field, fields
 from typing import Annotated, Any, ClassVar, Literal, Self, Union
 
 Count = Annotated[int, "count"]  # a whole number >= 0
