@@ -28,7 +28,7 @@ EXEMPT: dict[str, str] = {}
 # Neutral value modules: importable from anywhere, importing no package of inferlab.
 NEUTRAL = {
     "records", "summary", "jsonio", "jsonrecord", "vocab", "units", "errors", "__init__",
-    "engine_result", "address", "slo", "argtypes", "sameserver", "ubatches",
+    "engine_result", "address", "slo", "argtypes",
 }  # fmt: skip
 # package -> packages it must never import (directly, or lazily inside a function).
 FORBIDDEN = {

@@ -52,7 +52,7 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
         "mixed",
         "split",
     }
-    # every probe names its slots, so each step's ubatches are known (ubatches.py):
+    # every probe names its slots, so each step's ubatches are known (specs/llamacpp_ubatches.py):
     # decoders in slots 0..D-1 are one, a prompt beside them a second, slots 0, 2 two
     by_probe = {(o.probe, o.ubatch_count) for o in profile.observations}
     assert by_probe == {

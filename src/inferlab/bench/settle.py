@@ -5,8 +5,8 @@ LRU, server-context.cpp 1756 at the pinned build; an idle server's slots are all
 "never", and the last of equals wins, so it fills them from the highest id down). With
 one KV stream per slot (an explicit --parallel), a step's sequences in slots that are not
 consecutive are computed in ubatches of their own (src/llama-kv-cache.cpp 731,
-split_equal; ubatches.py). So a level inherits the order the previous level, or a probe,
-released the slots in: in one demo run the profile's last probe had released slots 0, 2,
+split_equal; specs/llamacpp_ubatches.py). So a level inherits the order the previous level, or a
+probe, released the slots in: in one demo run the profile's last probe had released slots 0, 2,
 4, ... 14 last, the sweep's 4 and 8 streams then sat on every other slot, one ubatch each,
 and decoded 19-27 % slower than the simulator's idle server predicted (which fills 15, 14,
 13, ...). One request of one token pinned to each slot (`id_slot`), from the highest id

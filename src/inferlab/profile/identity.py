@@ -2,7 +2,7 @@
 
 A step profiled on one model, thread count or `--parallel` says nothing reliable about
 another, so using it there is refused with one line (InferlabError, exit 2), in the words
-the engine baseline's refusal uses: both are sameserver.py.
+the engine baseline's refusal uses: both are profile/sameserver.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from inferlab.profile.record import ProfileRecord, ServerIdentity
-from inferlab.sameserver import count_problems, refuse_mismatch, same_model
+from inferlab.profile.sameserver import count_problems, refuse_mismatch, same_model
 
 
 def identity_problems(profiled: ServerIdentity, server: ServerIdentity) -> list[str]:

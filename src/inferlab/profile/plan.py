@@ -5,7 +5,7 @@ SmolLM2-135M. Its decode probe measures every batch up to 8, then halfway to the
 and the slots: on one CPU thread the step is not a line in D (the bundled model, 8
 slots: 12, 23, 37, 38, 49, 52, 65, 66 ms at D = 1..8: odd batches cost about what the
 next even one does), and the simulator prices every ubatch of decoders at its own
-size (slots that are not consecutive cut them: ubatches.py), so the small batches
+size (slots that are not consecutive cut them: specs/llamacpp_ubatches.py), so the small batches
 matter even on a server whose loads fill every slot. Each level up adds repeats (a
 tighter median) and widens the grid (more batches, up to every slot; more prompt
 lengths; longer contexts). The grid depends only on the budget and on what the server

@@ -9,7 +9,7 @@ Times are the client's socket-read stamps (bench/client.py), on one monotonic cl
   mixed    D streams decoding, then a prompt of P tokens: the gap each decoder sees at the
            prompt's first token is the step that carried the prompt
   split    D streams in slots that are not consecutive: llama.cpp computes each in a
-           ubatch of its own (ubatches.py), so the gap prices a ubatch
+           ubatch of its own (specs/llamacpp_ubatches.py), so the gap prices a ubatch
 Every request names its slot (llama-server's `id_slot`), so each probe's step has the
 ubatches it is recorded with: streams in slots 0..D-1 are one ubatch, a prompt beside
 them a second, streams in slots 0, 2, 4... one each.
@@ -33,7 +33,7 @@ from inferlab.errors import InferlabError
 from inferlab.profile.record import Observation, Probe
 from inferlab.profile.serverstep import StepSampler
 from inferlab.records import RequestRecord
-from inferlab.ubatches import DEFAULT_N_UBATCH, count_ubatches, split_ubatches
+from inferlab.specs.llamacpp_ubatches import DEFAULT_N_UBATCH, count_ubatches, split_ubatches
 
 WAIT_LIMIT_S = 120.0  # the longest a probe waits for a stream to move
 PROBE_TIMEOUT_S = 300.0  # a probe request's bound (16 long prompts at once take ~45 s here)

@@ -58,13 +58,13 @@ class Observation(JsonRecord):
     # prefill time (timings.prompt_ms: TTFT probes; the fit then splits the TTFT into
     # this step and the request's own cost)
     server_step_s: float | None = optional()
-    # llama.cpp's physical passes in the step (ubatches.py); None: one
+    # llama.cpp's physical passes in the step (specs/llamacpp_ubatches.py); None: one
     # (profiles written before they were counted)
     ubatches: int | None = optional()
     # decode / split: the median gap of each run (rounds spread over the profile), whose
     # spread is how much the machine's speed moved while it was profiled
     run_medians_s: tuple[float, ...] | None = optional()
-    # the decoders in each ubatch that carries any (ubatches.py's split_ubatches); None:
+    # the decoders in each ubatch that carries any (split_ubatches); None:
     # not recorded (profiles before they were), then as the probe places its streams
     decode_groups: tuple[int, ...] | None = optional()
 

@@ -31,7 +31,7 @@ class Batch:
 
     chunks: tuple[tuple[SimRequest, int], ...]  # (request, prompt tokens this step)
     decodes: bool
-    ubatches: int = 1  # physical passes (llama.cpp, ubatches.py); each past one costs more
+    ubatches: int = 1  # physical passes (specs/llamacpp_ubatches.py); each past one costs more
     # the decoders in each ubatch that carries any (llama.cpp: slots not consecutive);
     # (): all in one
     decode_groups: tuple[int, ...] = ()

@@ -12,7 +12,7 @@ the last over the ubatches that carry decoders, g decoders each (a decode batch'
 that bends at `knee` decoders, each ubatch priced at its own size, as one CPU thread's).
 
 then every decoder gets a token and every admitted prompt its first. The ubatches are
-llama.cpp's cut of the step by slot ids (ubatches.py); a request takes the slot its
+llama.cpp's cut of the step by slot ids (specs/llamacpp_ubatches.py); a request takes the slot its
 `id_slot` names (waiting while it is busy), else the idle slot released longest ago
 (the highest of equals), as llama-server's get_available_slot without a cached prompt.
 A request arriving mid-step joins the next one. A request waits request_overhead +
@@ -41,8 +41,8 @@ from typing import Any
 
 from aiohttp import web
 
+from inferlab.specs.llamacpp_ubatches import DEFAULT_N_UBATCH, split_ubatches
 from inferlab.testing.fake_server import serving, tokenize
-from inferlab.ubatches import DEFAULT_N_UBATCH, split_ubatches
 
 MODEL = "/models/fake-steps.gguf"
 
@@ -134,7 +134,7 @@ class StepEngine:
         return sorted(admit, key=lambda r: r.slot)
 
     def _ubatches(self, admit: list[_Req]) -> tuple[int, tuple[int, ...]]:
-        """The step's ubatches and the decoders in each (ubatches.py)."""
+        """The step's ubatches and the decoders in each (specs/llamacpp_ubatches.py)."""
         seqs = [(r.slot, 1) for r in self.running] + [
             (r.slot, len(r.words) - r.cached) for r in admit
         ]

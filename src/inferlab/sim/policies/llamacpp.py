@@ -39,7 +39,7 @@ tools/server/server-context.cpp; src/llama-context.cpp for the slot context):
   apply only to recurrent, hybrid or sliding-window models: not modelled.) The batch goes to
   llama_decode in pieces of n_batch (3072-3075); with one KV stream per slot (no
   --kv-unified) it is cut into ubatches of consecutive slot ids (src/llama-kv-cache.cpp
-  731, split_equal): `_form` counts them (ubatches.py) and the step
+  731, split_equal): `_form` counts them (specs/llamacpp_ubatches.py) and the step
   model prices each one past the first (`extra_ubatch_s`), and the decoders cut into
   several as that many smaller decode batches (`split_decode_s`).
 - a prompt's last token is sampled at the end of the step that finished it (3862-3870,
@@ -68,7 +68,7 @@ from inferlab.sim.prefix_cache import common_prefix, extended
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
-from inferlab.ubatches import DEFAULT_N_UBATCH, split_ubatches
+from inferlab.specs.llamacpp_ubatches import DEFAULT_N_UBATCH, split_ubatches
 
 NAME = "llama.cpp"
 CTX_PAD = 256  # GGML_PAD(n_ctx, 256) in llama-context.cpp
@@ -223,7 +223,7 @@ class LlamaCppScheduler(BatchScheduler):
     def _form(self, running: Running) -> Batch:
         """The decoders' tokens first, then prompt tokens in slot order up to n_batch; the
         ubatches llama.cpp cuts that batch into by the slots' ids
-        (ubatches.py)."""
+        (specs/llamacpp_ubatches.py)."""
         budget = self.n_batch - running.decoding
         chunks = []
         seqs: list[tuple[int, int]] = []  # (slot id, tokens): decoders, then prompts

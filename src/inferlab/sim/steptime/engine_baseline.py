@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from inferlab.errors import InferlabError
-from inferlab.sameserver import count_problems, refuse_mismatch, same_model
+from inferlab.profile.sameserver import count_problems, refuse_mismatch, same_model
 from inferlab.sim.predict import measure_overhead
 from inferlab.sim.steptime.base import StepModel
 from inferlab.sim.steptime.choice import EngineBaseline, StepChoice, llama_knobs

@@ -11,7 +11,7 @@ from inferlab.sim.engine import simulate
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.sim.workload import Arrival
-from inferlab.ubatches import count_ubatches, split_ubatches
+from inferlab.specs.llamacpp_ubatches import count_ubatches, split_ubatches
 
 
 @pytest.mark.parametrize(

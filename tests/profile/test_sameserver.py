@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inferlab.errors import InferlabError
-from inferlab.sameserver import count_problems, refuse_mismatch, same_model
+from inferlab.profile.sameserver import count_problems, refuse_mismatch, same_model
 
 
 def test_models_are_compared_by_stem_and_a_blank_one_is_unknown() -> None:

@@ -1,7 +1,7 @@
-"""Is a measurement of this server? One check for the engine baseline (sim/baseline.py)
-and the step profile (profile/identity.py): a model, thread count or `--parallel` that
-differs is refused with one line (InferlabError, exit 2), unless forced. A field one side
-did not state is not compared.
+"""Is a measurement of this server? One check for the engine baseline
+(sim/steptime/engine_baseline.py) and the step profile (profile/identity.py): a model,
+thread count or `--parallel` that differs is refused with one line (InferlabError, exit 2),
+unless forced. A field one side did not state is not compared.
 """
 
 from __future__ import annotations
