@@ -34,6 +34,7 @@ import numpy as np
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
 from inferlab.bench.fleet import WorkerOptions
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 
@@ -44,11 +45,13 @@ def one(
     cfg = BenchConfig(
         url=url,
         model="fake",
-        levels=[Level("concurrency", concurrency)],
-        requests_per_level=requests,
-        warmup=0,
-        prompt_tokens=8,
-        output_tokens=tokens,
+        load=Workload.fixed(
+            prompt_tokens=8,
+            output_tokens=tokens,
+            levels=[Level("concurrency", concurrency)],
+            requests_per_level=requests,
+            warmup=0,
+        ),
         out_dir=out,
         workers=workers or WorkerOptions(),
     )

@@ -44,6 +44,7 @@ import aiohttp
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 
@@ -58,11 +59,13 @@ def level_cpu(
     cfg = BenchConfig(
         url=url,
         model=None,
-        levels=[Level("concurrency", 1)],
-        requests_per_level=requests,
-        warmup=0,
-        prompt_tokens=16,
-        output_tokens=tokens,
+        load=Workload.fixed(
+            prompt_tokens=16,
+            output_tokens=tokens,
+            levels=[Level("concurrency", 1)],
+            requests_per_level=requests,
+            warmup=0,
+        ),
         out_dir=out,
         scrape=scrape,
     )

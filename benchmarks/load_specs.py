@@ -66,7 +66,7 @@ def replay_lag(rate: float, seconds: float) -> tuple[int, dict[str, float | None
                 warmup=4,
                 trace=trace,
             )
-            cfg = BenchConfig(url, None, [level], out_dir=Path(tmp) / "run", load=w, scrape=False)
+            cfg = BenchConfig(url, None, w, out_dir=Path(tmp) / "run", scrape=False)
             result = event_loop_runner()(run_benchmark(cfg))
     lv = result.summary.levels[0]
     lag = lv.schedule_lag_s

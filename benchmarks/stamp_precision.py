@@ -25,6 +25,7 @@ import numpy as np
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
 from inferlab.bench.fleet import WorkerOptions
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import read_records
 from inferlab.testing.fake_server import running_fake_server
 
@@ -33,10 +34,12 @@ def _bench(url: str, out: Path, c: int, n: int, tokens: int, workers: int) -> Be
     cfg = BenchConfig(
         url=url,
         model="fake",
-        levels=[Level("concurrency", c)],
-        requests_per_level=n,
-        prompt_tokens=16,
-        output_tokens=tokens,
+        load=Workload.fixed(
+            prompt_tokens=16,
+            output_tokens=tokens,
+            levels=[Level("concurrency", c)],
+            requests_per_level=n,
+        ),
         out_dir=out,
         workers=WorkerOptions(workers) if workers > 1 else WorkerOptions(),
     )

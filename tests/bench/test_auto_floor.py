@@ -16,6 +16,7 @@ from inferlab.bench.autofloor import auto_floor, is_loopback, model_file, props_
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.engines.bundled import smollm2_gguf_path
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.specs.cost import derive_cost
 from inferlab.units import fmt_bandwidth, fmt_bytes
 from tests.bench.bounded_app import Script, make_app, serve
@@ -172,11 +173,10 @@ def test_bench_cli_computes_mbu_from_the_stated_floor(
 def test_bench_without_a_floor_says_which_flag(probed: Path, tmp_path: Path) -> None:
     script = Script()  # no /props: not llama.cpp
     with serve(make_app(script)) as base:
+        load = Workload.fixed(8, 4, [Level("concurrency", 1)], requests_per_level=2, warmup=0)
         cfg = BenchConfig(
-            url=f"{base}/v1", model=None, levels=[Level("concurrency", 1)], requests_per_level=2,
-            warmup=0, prompt_tokens=8, output_tokens=4, out_dir=tmp_path, scrape=False,
-            floor_note=auto_floor(f"{base}/v1", None).line,
-        )  # fmt: skip
+            url=f"{base}/v1", model=None, load=load, out_dir=tmp_path, scrape=False,
+            floor_note=auto_floor(f"{base}/v1", None).line)  # fmt: skip
         res = asyncio.run(run_benchmark(cfg))
     info = [w for w in res.summary.warnings if w.code == "no_floor"]
     assert len(info) == 1 and info[0].severity == "info" and "--floor-gguf" in info[0].message

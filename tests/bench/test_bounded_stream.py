@@ -20,6 +20,7 @@ from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.bench.client import MALFORMED_STREAM, Endpoint, stream_request
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES, EventTooLong, SSEParser
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import RequestRecord, read_records
 from tests.bench.bounded_app import Script, make_app, serve
 
@@ -193,11 +194,13 @@ def _bench_cfg(base: str, out: Path, bound: int) -> BenchConfig:
     return BenchConfig(
         url=f"{base}/v1",
         model=None,
-        levels=[Level("concurrency", 2)],
-        requests_per_level=4,
-        warmup=0,
-        prompt_tokens=8,
-        output_tokens=4,
+        load=Workload.fixed(
+            prompt_tokens=8,
+            output_tokens=4,
+            levels=[Level("concurrency", 2)],
+            requests_per_level=4,
+            warmup=0,
+        ),
         out_dir=out,
         scrape=False,
         max_event_bytes=bound,

@@ -17,6 +17,7 @@ import pytest
 
 from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner, run_benchmark
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import read_records
 from inferlab.testing.fake_server import Script
 
@@ -37,10 +38,12 @@ def bench(
     cfg = BenchConfig(
         url=url,
         model=model,
-        levels=[Level("concurrency", c) for c in levels],
-        requests_per_level=n,
-        prompt_tokens=16,
-        output_tokens=out_tokens,
+        load=Workload.fixed(
+            prompt_tokens=16,
+            output_tokens=out_tokens,
+            levels=[Level("concurrency", c) for c in levels],
+            requests_per_level=n,
+        ),
         out_dir=tmp,
         **kw,
     )
@@ -190,10 +193,9 @@ def test_rate_mode_records_queueing(fake_url: str, tmp_path: Path) -> None:
     cfg = BenchConfig(
         url=fake_url,
         model="fake",
-        levels=[Level("rate", 20.0)],
-        requests_per_level=10,
-        prompt_tokens=8,
-        output_tokens=5,
+        load=Workload.fixed(
+            prompt_tokens=8, output_tokens=5, levels=[Level("rate", 20.0)], requests_per_level=10
+        ),
         out_dir=tmp_path,
     )
     res = asyncio.run(run_benchmark(cfg))
@@ -242,11 +244,13 @@ def test_rate_mode_client_queueing_is_queue_delay_not_ttft(tmp_path: Path) -> No
         cfg = BenchConfig(
             url=url,
             model="fake",
-            levels=[Level("rate", 20.0)],
-            requests_per_level=8,
-            warmup=0,
-            prompt_tokens=4,
-            output_tokens=tokens,
+            load=Workload.fixed(
+                prompt_tokens=4,
+                output_tokens=tokens,
+                levels=[Level("rate", 20.0)],
+                requests_per_level=8,
+                warmup=0,
+            ),
             max_connections=2,
             out_dir=tmp_path,
         )

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from inferlab.demo.profiled import ProfiledPlan, compared, profiled_predictor
+from inferlab.load.workload import Workload
 from inferlab.profile.record import SCHEMA_VERSION, ProfileRecord, ServerIdentity
 from inferlab.summary import Predicted, PredictedQuantiles, RunSummary
 from tests.profile.test_fit import scripted_observations
@@ -84,7 +85,9 @@ def test_the_max_load_is_predicted_by_the_simulators_search_within_the_sweeps_ra
     pr = plan({}).predictor
     pr = dataclasses.replace(pr, slo=slo)
     levels = [Level("concurrency", c) for c in (1, 2, 4)]
-    cfg = BenchConfig(url="", model=None, levels=levels, prompt_tokens=32, output_tokens=64)
+    cfg = BenchConfig(
+        url="", model=None, load=Workload.fixed(prompt_tokens=32, output_tokens=64, levels=levels)
+    )
     cfg.slo = slo
     assert predicted_max(pr, cfg, 4) == 2.0
     assert predicted_max(dataclasses.replace(pr, slo=parse_slo("tpot=1s")), cfg, 4) == 4.0

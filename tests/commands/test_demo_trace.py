@@ -6,6 +6,7 @@ from inferlab.bench.benchmark import BenchConfig
 from inferlab.demo.config import TraceChoice
 from inferlab.demo.trace import demo_trace, trace_context_tokens, with_trace_level
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 
 CHOICE = TraceChoice(False, None, None, 1.0, None, 512)  # the demo's defaults
 
@@ -22,7 +23,8 @@ def test_the_demo_replays_a_scaled_slice_of_azure_conv() -> None:
 
 
 def test_the_trace_level_comes_after_the_sweep() -> None:
-    cfg = BenchConfig("http://x/v1", None, [Level("concurrency", 1), Level("concurrency", 2)])
+    levels = [Level("concurrency", 1), Level("concurrency", 2)]
+    cfg = BenchConfig("http://x/v1", None, Workload.fixed(levels=levels))
     tr = demo_trace(CHOICE, quick=True)
     with_trace_level(cfg, tr)
     assert [lv.kind for lv in cfg.levels] == ["concurrency", "concurrency", "trace"]

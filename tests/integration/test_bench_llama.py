@@ -10,6 +10,7 @@ import pytest
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.physics.floor import Floor
 from inferlab.records import read_records
 from inferlab.specs.cost import derive_cost
@@ -27,10 +28,12 @@ def test_two_level_sweep_forced_length_and_mbu(llama: LlamaServer, tmp_path: Pat
     cfg = BenchConfig(
         url=llama.base_url,
         model=None,
-        levels=[Level("concurrency", 1), Level("concurrency", 2)],
-        requests_per_level=3,
-        prompt_tokens=32,
-        output_tokens=24,
+        load=Workload.fixed(
+            prompt_tokens=32,
+            output_tokens=24,
+            levels=[Level("concurrency", 1), Level("concurrency", 2)],
+            requests_per_level=3,
+        ),
         out_dir=tmp_path,
         floor=floor,
     )

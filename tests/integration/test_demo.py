@@ -15,6 +15,7 @@ from inferlab.demo.sweep import WatchServer
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from tests.clirun import RunCli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # real llama-server processes
@@ -129,10 +130,9 @@ def test_server_crash_mid_sweep_keeps_partial_results(tmp_path: Path) -> None:
     cfg = BenchConfig(
         url=srv.base_url,
         model=None,
-        levels=[Level("concurrency", 1)],
-        requests_per_level=6,
-        prompt_tokens=8,
-        output_tokens=8,
+        load=Workload.fixed(
+            prompt_tokens=8, output_tokens=8, levels=[Level("concurrency", 1)], requests_per_level=6
+        ),
         out_dir=tmp_path,
     )
     hooks = KillAfterTwo(srv)

@@ -10,6 +10,7 @@ import pytest
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.physics.floor import Floor
 from inferlab.servermetrics.sampler import read_samples
 from inferlab.specs.cost import derive_cost
@@ -30,10 +31,12 @@ def test_server_counters_beside_the_client(llama: LlamaServer, tmp_path: Path) -
     cfg = BenchConfig(
         url=llama.base_url,
         model=None,
-        levels=[Level("concurrency", c) for c in (1, 2, 4)],
-        requests_per_level=4,
-        prompt_tokens=8,
-        output_tokens=32,
+        load=Workload.fixed(
+            prompt_tokens=8,
+            output_tokens=32,
+            levels=[Level("concurrency", c) for c in (1, 2, 4)],
+            requests_per_level=4,
+        ),
         out_dir=tmp_path,
         floor=floor,
     )

@@ -22,6 +22,7 @@ from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.bench.server_limits import PROBE_TOKENS
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import read_records
 from inferlab.watch.frame import Frame
 from inferlab.watch.record import read_record
@@ -48,10 +49,8 @@ def test_watch_under_bench_load(llama: LlamaServer, tmp_path: Path) -> None:
     try:
         wait_for(lambda: len(_scraped(rec)) >= 1, 120, "a scrape before the bench")
         assert watch.poll() is None, watch.communicate()[1]
-        cfg = BenchConfig(
-            url=llama.base_url, model=None, levels=[Level("concurrency", 2)],
-            requests_per_level=4, prompt_tokens=32, output_tokens=48, out_dir=tmp_path / "b",
-        )  # fmt: skip
+        load = Workload.fixed(32, 48, [Level("concurrency", 2)], requests_per_level=4)
+        cfg = BenchConfig(url=llama.base_url, model=None, load=load, out_dir=tmp_path / "b")
         asyncio.run(run_benchmark(cfg))
         done_s = time.perf_counter()  # the watch stamps scrapes on this same clock
         wait_for(lambda: _scraped(rec)[-1].t_mono_s > done_s, 120, "a scrape after the bench")

@@ -22,6 +22,7 @@ from inferlab.bench.benchmark import (
 )
 from inferlab.jsonio import loads_strict
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.servermetrics.sampler import read_samples
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import STATED, with_overrides
@@ -40,10 +41,12 @@ def bench(
     cfg = BenchConfig(
         url=url,
         model="fake",
-        levels=[Level("concurrency", c) for c in levels],
-        requests_per_level=n,
-        prompt_tokens=16,
-        output_tokens=output_tokens,
+        load=Workload.fixed(
+            prompt_tokens=16,
+            output_tokens=output_tokens,
+            levels=[Level("concurrency", c) for c in levels],
+            requests_per_level=n,
+        ),
         out_dir=out,
         **kw,  # type: ignore[arg-type]
     )

@@ -20,6 +20,7 @@ from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner
 from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.progress import Hooks
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import RequestRecord, read_records
 
 pytestmark = pytest.mark.slow  # the fake server and worker processes
@@ -31,11 +32,13 @@ def _bench(
     cfg = BenchConfig(
         url=url,
         model="fake",
-        levels=[Level("concurrency", c)],
-        requests_per_level=n,
-        warmup=0,
-        prompt_tokens=8,
-        output_tokens=tokens,
+        load=Workload.fixed(
+            prompt_tokens=8,
+            output_tokens=tokens,
+            levels=[Level("concurrency", c)],
+            requests_per_level=n,
+            warmup=0,
+        ),
         out_dir=out,
         workers=WorkerOptions(workers),
     )

@@ -15,6 +15,7 @@ from inferlab.bench.benchmark import BenchConfig, BenchResult, event_loop_runner
 from inferlab.bench.fleet import WorkerOptions
 from inferlab.bench.progress import Hooks
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import RequestRecord, read_records
 
 pytestmark = pytest.mark.slow  # the fake server and Ray actors
@@ -50,11 +51,13 @@ def test_two_ray_actors_then_one_lost(fake_url: str, tmp_path: Path) -> None:
     cfg = BenchConfig(
         url=fake_url,
         model="fake",
-        levels=[Level("concurrency", 8)] * 3,
-        requests_per_level=N,
-        warmup=0,
-        prompt_tokens=8,
-        output_tokens=20,
+        load=Workload.fixed(
+            prompt_tokens=8,
+            output_tokens=20,
+            levels=[Level("concurrency", 8)] * 3,
+            requests_per_level=N,
+            warmup=0,
+        ),
         out_dir=tmp_path,
         workers=WorkerOptions(2, "auto"),
     )

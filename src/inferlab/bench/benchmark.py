@@ -44,7 +44,6 @@ from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.engine_result import EngineBench
 from inferlab.errors import InferlabError
 from inferlab.jsonio import write_json
-from inferlab.load.flags import MAX_TOKENS
 from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 from inferlab.metrics.checks import check_level, warning
@@ -71,17 +70,14 @@ from inferlab.summary import Workload as WorkloadBlock
 class BenchConfig:
     url: str
     model: str | None
-    levels: list[Level]
-    requests_per_level: int = 64
-    warmup: int | None = None  # per level; default: one request per stream
-    prompt_tokens: int = 32
-    output_tokens: int = 256
+    # The one load description (load/): levels, lengths, arrivals, traces, prefixes,
+    # warm-up and seed; `Workload.fixed(...)` states a load of fixed lengths.
+    load: Workload
     api: str = "completions"
     api_key: str | None = field(default=None, repr=False)
     force_length: bool = True
     stall_factor: float = 5.0
     lag_threshold_s: float = 0.005
-    seed: int = 0
     # Open connections at most (default: the highest concurrency, at least 64, plus a margin).
     # In rate mode a request beyond it waits in the client, recorded as queue delay.
     max_connections: int | None = None
@@ -109,13 +105,36 @@ class BenchConfig:
     tokenizer: LocalCounter | None = None  # --tokenizer FILE: counts where /tokenize is missing
     extra_body_json: str = ""  # --extra-body: merged into every request body
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # --header K:V
-    # The load (load/): lengths, arrivals, traces, prefixes. None: fixed lengths from the
-    # fields above (prompt_tokens, output_tokens, requests_per_level, warmup, seed, levels).
-    load: Workload | None = None
 
     @property
     def workload(self) -> Workload:
-        return self.load if self.load is not None else fixed_workload(self)
+        return self.load
+
+    @property
+    def levels(self) -> list[Level]:
+        return list(self.load.levels)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The mean prompt length: the floor is compared at the mean lengths."""
+        return self.load.mean_tokens()[0]
+
+    @property
+    def output_tokens(self) -> int:
+        return self.load.mean_tokens()[1]
+
+    @property
+    def requests_per_level(self) -> int:
+        return self.load.requests_per_level or 0
+
+    @property
+    def warmup(self) -> int | None:
+        """Per level; None: one request per stream."""
+        return self.load.warmup
+
+    @property
+    def seed(self) -> int:
+        return self.load.seed
 
 
 @dataclass(slots=True)
@@ -124,20 +143,6 @@ class BenchResult:
     runs: list[LevelRun]
     summary_path: Path
     records_path: Path
-
-
-def fixed_workload(cfg: BenchConfig) -> Workload:
-    """The load of a config stated with fixed lengths (the demo, engine-bench, tests)."""
-    from inferlab.load.lengths import LengthDist
-
-    return Workload(
-        LengthDist.parse(str(cfg.prompt_tokens), "--prompt-tokens", MAX_TOKENS),
-        LengthDist.parse(str(cfg.output_tokens), "--output-tokens", MAX_TOKENS),
-        tuple(cfg.levels),
-        requests_per_level=cfg.requests_per_level,
-        seed=cfg.seed,
-        warmup=cfg.warmup,
-    )
 
 
 def _client_stats(run: LevelRun) -> ClientStats:

@@ -72,10 +72,7 @@ def profiled_predictor(
 
 def closed_workload(cfg: BenchConfig) -> Workload:
     """The sweep's closed loop (no trace), sized for one searched level."""
-    from inferlab.bench.benchmark import fixed_workload
-
-    w = fixed_workload(cfg)
-    return dataclasses.replace(w, levels=(), trace=None, requests_per_level=SEARCH_REQUESTS)
+    return dataclasses.replace(cfg.load, levels=(), trace=None, requests_per_level=SEARCH_REQUESTS)
 
 
 def predicted_max(pr: Predictor, cfg: BenchConfig, top: int) -> float | None:
@@ -133,11 +130,9 @@ def searched_max(cfg: BenchConfig, quick: bool, hooks: ProgressHooks) -> tuple[f
     search = SearchSpec("concurrency", 1.0, float(top), SEARCH_LEVELS).begin()
     sub = dataclasses.replace(
         cfg,
-        levels=[Level("concurrency", top)],
-        load=closed_workload(cfg),
+        load=dataclasses.replace(closed_workload(cfg), levels=(Level("concurrency", top),)),
         search=search,
         out_dir=cfg.out_dir / "max-load",
-        requests_per_level=SEARCH_REQUESTS,
     )
     found = execute(sub, no_plots=True, hooks=hooks).summary.max_load
     value = found.value if found is not None else None

@@ -4,6 +4,7 @@ replay of real traffic (trace.py) and the max load searched; predicted vs measur
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from inferlab.demo.config import DemoConfig
 from inferlab.demo.slo import demo_slo
 from inferlab.demo.trace import demo_trace, trace_context_tokens, trace_line, with_trace_level
 from inferlab.errors import InferlabError
+from inferlab.load.workload import Workload
 
 
 class WatchServer(ProgressHooks):
@@ -49,14 +51,16 @@ def sweep_config(cfg: DemoConfig, out: Path, floor: Any, extra: dict[str, Any], 
     return BenchConfig(
         url="",
         model=None,
-        levels=[Level("concurrency", c) for c in cfg.levels],
-        requests_per_level=cfg.requests_per_level,
-        warmup=cfg.warmup,
-        prompt_tokens=cfg.prompt_tokens,
-        output_tokens=cfg.output_tokens,
+        load=Workload.fixed(
+            prompt_tokens=cfg.prompt_tokens,
+            output_tokens=cfg.output_tokens,
+            levels=[Level("concurrency", c) for c in cfg.levels],
+            requests_per_level=cfg.requests_per_level,
+            warmup=cfg.warmup,
+            seed=cfg.seed,
+        ),
         stall_factor=cfg.stall_factor,
         lag_threshold_s=cfg.lag_threshold_s,
-        seed=cfg.seed,
         request_timeout_s=cfg.request_timeout_s,
         out_dir=out,
         floor=floor,
@@ -82,7 +86,7 @@ def predict_first(
     if pr is not None:
         try:
             rate, how = poisson_level(pr, bench.workload, max(bench.levels, key=lambda x: x.value))
-            bench.levels.append(rate)
+            bench.load = dataclasses.replace(bench.load, levels=(*bench.load.levels, rate))
             print(f"    {how}", flush=True)
         except InferlabError as e:
             print(f"    no Poisson level: {e}")

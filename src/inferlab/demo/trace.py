@@ -55,13 +55,11 @@ def with_trace_level(cfg: BenchConfig, trace: TraceLoad | None) -> None:
     """Add the replay to the sweep: one more level, after the concurrency levels."""
     if trace is None:
         return
-    from inferlab.bench.benchmark import fixed_workload
     from inferlab.load.spec import Level
 
     rows, span = trace.trace.rows, trace.trace.span_s
     level = Level("trace", (rows - 1) / span if span > 0 else 0.0, "trace")
-    cfg.levels = [*cfg.levels, level]
-    cfg.load = dataclasses.replace(fixed_workload(cfg), levels=tuple(cfg.levels), trace=trace)
+    cfg.load = dataclasses.replace(cfg.load, levels=(*cfg.load.levels, level), trace=trace)
 
 
 def trace_line(trace: TraceLoad | None) -> str:

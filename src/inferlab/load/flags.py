@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
+from inferlab.load.limits import MAX_REQUESTS, MAX_TOKENS
 from inferlab.units import parse_duration, parse_rate
 
 if TYPE_CHECKING:  # numpy loads when a command reads its load, not when the CLI starts
@@ -22,8 +23,6 @@ if TYPE_CHECKING:  # numpy loads when a command reads its load, not when the CLI
 
 ARRIVAL_PROCESSES: tuple[ArrivalProcess, ...] = ("poisson", "gamma", "constant")
 
-MAX_TOKENS = 10_000_000  # a request's prompt or output, at most
-MAX_REQUESTS = 10**8
 DEFAULT_GAMMA_SHAPE = 0.5  # --arrival gamma without --burstiness (simulate's former default)
 DEFAULT_BLOCK_TOKENS = 512  # Mooncake's hash block
 

@@ -62,6 +62,30 @@ class Workload:
     trace: TraceLoad | None = None
     conversation: Conversation | None = None
 
+    @classmethod
+    def fixed(
+        cls,
+        prompt_tokens: int = 32,
+        output_tokens: int = 256,
+        levels: Sequence[Level] = (),
+        requests_per_level: int = 64,
+        warmup: int | None = None,
+        seed: int = 0,
+    ) -> Workload:
+        """A load of fixed lengths (the demo, engine-bench, tests): every prompt and output
+        exactly as long as stated."""
+        from inferlab.load.lengths import LengthDist
+        from inferlab.load.limits import MAX_TOKENS
+
+        return cls(
+            LengthDist.parse(str(prompt_tokens), "prompt_tokens", MAX_TOKENS),
+            LengthDist.parse(str(output_tokens), "output_tokens", MAX_TOKENS),
+            tuple(levels),
+            requests_per_level=requests_per_level,
+            seed=seed,
+            warmup=warmup,
+        )
+
     @property
     def shares_prefix(self) -> bool:
         """Prompts share text on purpose: the server's prefix cache may (should) hit."""

@@ -223,8 +223,8 @@ def run_workload(summary: RunSummary) -> Workload:
     the run's prompt and output tokens, its seed and requests per level (exact for a run of
     fixed lengths and Poisson arrivals; a run of length distributions is predicted at its
     mean lengths)."""
-    from inferlab.load.flags import MAX_TOKENS
     from inferlab.load.lengths import LengthDist
+    from inferlab.load.limits import MAX_TOKENS
 
     w = summary.workload
     return Workload(
