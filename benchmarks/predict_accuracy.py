@@ -48,7 +48,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.jsonio import loads_strict, write_json
 from inferlab.metrics import scoring
@@ -57,6 +57,9 @@ from inferlab.profile.record import load_profile
 from inferlab.records import read_records
 from inferlab.sim.predict import predicted_of
 from inferlab.summary import LevelSummary, PredictedRange, RunSummary
+
+if TYPE_CHECKING:
+    from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
 SLO = "ttft=2s,tpot=150ms"  # the demo's: reading speed, a chat's first token
 MAX_LOAD_SLOS = ("ttft=1s,tpot=100ms", "ttft=4s,tpot=250ms")
@@ -347,7 +350,7 @@ def first_step(run: Path) -> dict[str, int] | None:
     return {"took": sum(1 for r in burst if r.event_ns[0] - first < near), "of": len(burst)}
 
 
-def bursts(shape: Path) -> dict[str, Any]:
+def bursts(shape: Path) -> dict[str, dict[str, int] | None]:
     return {side: first_step(shape / side) for side in ("measured", "predicted")}
 
 
@@ -640,7 +643,7 @@ def reprint(out: Path) -> int:
 
 
 @contextlib.contextmanager
-def server(a: argparse.Namespace, opts: Any) -> Iterator[Any]:
+def server(a: argparse.Namespace, opts: ServerOptions) -> Iterator[Running | LlamaServer]:
     """The server measured: --url's, the scripted fake (--fake), else a llama-server."""
     from inferlab.engines.llama_server import LlamaServer
     from inferlab.testing.fake_steps import StepScript, running_fake_steps
