@@ -48,16 +48,19 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.jsonio import loads_strict, write_json
+from inferlab.metrics import scoring
 from inferlab.profile.fit import fit_profile
 from inferlab.profile.record import load_profile
 from inferlab.records import read_records
-from inferlab.sim.predict import band_of, measured_band, predicted_of
-from inferlab.summary import LevelSummary, RunSummary
+from inferlab.sim.predict import predicted_of
+from inferlab.summary import LevelSummary, PredictedRange, RunSummary
 
-TPOT, TTFT50, TTFT99, GOOD = 0.10, 0.15, 0.25, 0.10
+if TYPE_CHECKING:
+    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+
 SLO = "ttft=2s,tpot=150ms"  # the demo's: reading speed, a chat's first token
 MAX_LOAD_SLOS = ("ttft=1s,tpot=100ms", "ttft=4s,tpot=250ms")
 MIXED = ("--prompt-tokens", "uniform:8:96", "--output-tokens", "uniform:8:48")
@@ -205,46 +208,19 @@ def measure(
     return summary
 
 
-def rel(p: float | None, m: float | None) -> float | None:
-    if p is None or m is None:
-        return None
-    if m == 0:
-        return 0.0 if p == 0 else None
-    return (p - m) / m
-
-
-def good(lv: LevelSummary) -> float | None:
-    return lv.slo.goodput_requests_per_s if lv.slo else None
-
-
 def compare(p: LevelSummary, m: LevelSummary) -> dict[str, Any]:
-    """Predicted, measured and error for each quantity the targets name."""
-    pairs = {
-        "tpot_p50_s": (p.tpot_s.p50, m.tpot_s.p50),
-        "ttft_p50_s": (p.ttft_s.p50, m.ttft_s.p50),
-        "ttft_p99_s": (p.ttft_s.p99, m.ttft_s.p99),
-        "goodput_requests_per_s": (good(p), good(m)),
-        "tokens_per_s": (p.output_tokens_per_s_total, m.output_tokens_per_s_total),
-        "prefix_hit_ratio": (p.prefix_cache_hit_ratio, m.prefix_cache_hit_ratio),
-    }
-    out = {k: {"predicted": a, "measured": b, "error": rel(a, b)} for k, (a, b) in pairs.items()}
+    """Predicted, measured and error for each quantity the targets name (metrics/scoring.py's,
+    0 on both sides exact), and the server's own step."""
+    scores = scoring.scored_quantities(predicted_of(p, "", True, 0), m)
+    out: dict[str, Any] = {k: s.to_json() for k, s in scores.items()}
     srv = m.server.step_time_s if m.server else None
     out["server_step_s"] = srv
     return out
 
 
 def misses(row: dict[str, Any]) -> list[str]:
-    e = {k: row[k]["error"] for k in ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s")}
-    for k in list(e):  # neither side has it (one-token replies have no TPOT): nothing to miss
-        if row[k]["predicted"] is None and row[k]["measured"] is None:
-            del e[k]
-    g = row["goodput_requests_per_s"]
-    limits = {"tpot_p50_s": TPOT, "ttft_p50_s": TTFT50, "ttft_p99_s": TTFT99}
-    out = [k for k in e if e[k] is None or abs(e[k]) > limits[k]]
-    both_zero = not g["predicted"] and not g["measured"]
-    if not both_zero and (g["error"] is None or abs(g["error"]) > GOOD):
-        out.append("goodput")
-    return out
+    """The targets the row missed (metrics/scoring.py's `missed`)."""
+    return scoring.missed({k: scoring.Scored.from_json(row[k], k) for k in scoring.TARGETS})
 
 
 def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
@@ -374,7 +350,7 @@ def first_step(run: Path) -> dict[str, int] | None:
     return {"took": sum(1 for r in burst if r.event_ns[0] - first < near), "of": len(burst)}
 
 
-def bursts(shape: Path) -> dict[str, Any]:
+def bursts(shape: Path) -> dict[str, dict[str, int] | None]:
     return {side: first_step(shape / side) for side in ("measured", "predicted")}
 
 
@@ -396,9 +372,12 @@ BANDED = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s")
 
 
 def banded(spread: float, preds: list[LevelSummary], m: LevelSummary) -> dict[str, Any]:
-    """Per quantity measured: the band as the demo computes it (sim/predict.py's band_of
-    and measured_band): the lowest and highest prediction, and whether m fell within."""
-    band = measured_band(band_of(spread, [predicted_of(q, "", True, 0) for q in preds]), m)
+    """Per quantity measured: the band as the demo computes it (metrics/scoring.py's
+    band_of and measured_band): the lowest and highest prediction, and whether m fell
+    within."""
+    band = scoring.measured_band(
+        scoring.band_of(spread, [predicted_of(q, "", True, 0) for q in preds]), m
+    )
     out: dict[str, Any] = {}
     for k in BANDED:
         r = getattr(band, k)
@@ -586,17 +565,19 @@ def summary_line(res: dict[str, Any]) -> None:
     rows = list(res["shapes"].values())
     twice = [r["again"] for r in rows if "again" in r]
     n = len(rows)
-    limits = (("tpot_p50_s", TPOT), ("ttft_p50_s", TTFT50), ("ttft_p99_s", TTFT99))
-    for k, lim in (*limits, ("goodput", GOOD)):
-        name = (
-            f"{k} within {lim:.0%} (or both 0)" if k == "goodput" else f"{k[:-2]} within {lim:.0%}"
-        )
+    for key, lim in scoring.TARGETS.items():
+        k = scoring.target_name(key)  # as a row's "missed" names it
+        both = " (or both 0)" if k == "goodput" else ""
         itself = f"; measured again: {within(twice, k)} of {len(twice)}" if twice else ""
-        print(f"  {name}: {within(rows, k)} of {n} shapes{itself}")
+        print(f"  {label(key)} within {lim:.0%}{both}: {within(rows, k)} of {n} shapes{itself}")
     for k in BANDED:
-        b = [r["band"][k]["inside"] for r in rows if k in r.get("band", {})]
-        if b:
-            print(f"  {label(k)} within its band (+-the spread): {sum(b)} of {len(b)}")
+        b = scoring.band_count(
+            (name, PredictedRange.from_json(r["band"][k], k))
+            for name, r in res["shapes"].items()
+            if k in r.get("band", {})
+        )
+        if b.judged:
+            print(f"  {label(k)} within its band (+-the spread): {b.inside} of {b.judged}")
     eq = sum(1 for r in res["max_load"] if r["equal"])
     print(f"  max load equal: {eq} of {len(res['max_load'])} SLOs")
     if twice:
@@ -611,7 +592,7 @@ def print_as_close(rows: list[dict[str, Any]]) -> None:
     for k in BANDED:
         pairs = [(r[k]["error"], r["again"][k]["error"]) for r in rows if "again" in r]
         pairs = [(p, m) for p, m in pairs if p is not None and m is not None]
-        close = sum(1 for p, m in pairs if abs(p) <= abs(m))
+        close = sum(1 for p, m in pairs if scoring.as_close_as_repeat(p, m))
         print(
             f"  {label(k)}: predicted as close as measured again on {close} of {len(pairs)} shapes"
         )
@@ -662,7 +643,7 @@ def reprint(out: Path) -> int:
 
 
 @contextlib.contextmanager
-def server(a: argparse.Namespace, opts: Any) -> Iterator[Any]:
+def server(a: argparse.Namespace, opts: ServerOptions) -> Iterator[Running | LlamaServer]:
     """The server measured: --url's, the scripted fake (--fake), else a llama-server."""
     from inferlab.engines.llama_server import LlamaServer
     from inferlab.testing.fake_steps import StepScript, running_fake_steps

@@ -1,5 +1,6 @@
 """Predicting a level from the engine alone on the request specs bench sends: closed loop,
-Poisson, trace; the overhead measured from a served run; the errors against a measured level."""
+Poisson, trace; the overhead measured from a served run (the errors against a measured level:
+tests/metrics/test_scoring.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,7 @@ from inferlab.load.spec import Level, columns
 from inferlab.load.workload import Workload
 from inferlab.sim.level import simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.predict import (
-    closed_levels,
-    errors,
-    measure_overhead,
-    predict,
-    predict_config,
-)
+from inferlab.sim.predict import closed_levels, measure_overhead, predict, predict_config
 from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
 from inferlab.summary import Predicted, RunSummary
@@ -131,15 +126,3 @@ def test_the_overhead_measured_from_a_served_run_is_the_median_gap() -> None:
     over, how = measure_overhead(model(), knobs, run, ["c=4", "c=8"])
     assert over == pytest.approx(max(sum(gaps) / 2, 0.0))  # the median of two
     assert how.startswith("measured from the served run at c=4, c=8")
-
-
-def test_errors_against_the_level_measured() -> None:
-    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
-    lv, level, reqs = closed_levels(run)[0]
-    p = predict(model(), LlamaCppKnobs(parallel=16, ctx_size=2560), level, reqs)
-    e = errors(p, lv)
-    assert e.tpot_p50 == pytest.approx(
-        ((p.tpot_s.p50 or 0) - (lv.tpot_s.p50 or 0)) / 0.012036652325396826
-    )
-    assert e.ttft_p50 is not None and e.tokens_per_s is not None
-    assert e.goodput_requests_per_s is None  # no SLO on either side

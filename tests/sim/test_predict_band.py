@@ -16,11 +16,12 @@ import pytest
 from inferlab.console.predict_text import prediction_lines
 from inferlab.demo.slo import demo_slo
 from inferlab.load.spec import Level
+from inferlab.metrics.scoring import attach
 from inferlab.profile.fit import fit_profile
 from inferlab.report.predicted import band_lines
 from inferlab.sim.level import simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.predict import Predictor, attach, predict_config
+from inferlab.sim.predict import Predictor, predict_config
 from inferlab.sim.request import RequestCosts
 from inferlab.sim.steptime.profile import ProfileStepTime
 from inferlab.summary import RunSummary

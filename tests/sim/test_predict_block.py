@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from inferlab.jsonio import dumps, loads_strict
+from inferlab.metrics.scoring import with_prediction
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
-from inferlab.sim.predict import closed_levels, predict, with_prediction
+from inferlab.sim.predict import closed_levels, predict
 from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
 from inferlab.summary import RunSummary

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from inferlab.demo.levels import poisson_level
 from inferlab.demo.slo import demo_slo
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
-from inferlab.sim.predict import make_predictor, poisson_level
+from inferlab.sim.predict import make_predictor
 from tests.clirun import RunJson
 from tests.engines.baseline import engine
 

@@ -154,8 +154,8 @@ def compared(
         comparison_lines,
         hit_ratio_lines,
     )
+    from inferlab.metrics.scoring import attach
     from inferlab.report.predicted import band_lines
-    from inferlab.sim.predict import attach
 
     primary = plan.preds if plan is not None else engine_preds
     kept = attach(summary, primary)

@@ -3,8 +3,9 @@ to the predicted and the measured levels alike (goodput): `ttft=2s,tpot=150ms` u
 --slo gives another; 150 ms per token is about 7 tokens/s, a person's reading speed, and
 2 s the usual bound for a chat's first token.
 
-The predictions themselves are sim/predict.py's (`make_predictor`, `poisson_level`,
-`predict_levels`, `attach`); their lines are console/predict_text.py's.
+The predictions themselves are sim/predict.py's (`make_predictor`, `predict_levels`), the
+Poisson level demo/levels.py's (`poisson_level`), their scoring metrics/scoring.py's
+(`attach`); their lines are console/predict_text.py's.
 """
 
 from __future__ import annotations

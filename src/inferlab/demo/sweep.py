@@ -77,7 +77,8 @@ def predict_first(
 ) -> dict[str, Any]:
     """Before any request: the Poisson level at 70 % of the predicted capacity, the
     trace level, and every level predicted from the engine alone (printed)."""
-    from inferlab.sim.predict import describe_source, make_predictor, poisson_level, predict_levels
+    from inferlab.demo.levels import poisson_level
+    from inferlab.sim.predict import describe_source, make_predictor, predict_levels
 
     pr = make_predictor(engine, opts.parallel, opts.parallel * opts.ctx_per_slot, bench.slo)
     bench.extra["slo"] = slo_line(bench.slo, slo_given)

@@ -1,11 +1,13 @@
 """Predicted against measured, per level: the rows the demo prints and report.html shows.
 
 A level carries `predicted` when it was predicted before it ran (the demo, from the
-engine alone: sim/predict.py); its errors are (predicted - measured) / measured.
+engine alone: sim/predict.py); its errors are (predicted - measured) / measured. The
+errors and the counts within the band are metrics/scoring.py's.
 """
 
 from __future__ import annotations
 
+from inferlab.metrics.scoring import band_count
 from inferlab.summary import LevelSummary, PredictionErrors, RunSummary
 
 QUANTITIES = ("TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "tok/s", "goodput req/s")
@@ -84,13 +86,11 @@ def band_lines(summary: RunSummary) -> list[str]:
         return []
     counts, outside = [], []
     for name, key in (*BANDED, ("goodput", "goodput_requests_per_s")):
-        seen = [
-            (lv.label, getattr(b, key)) for lv, b in bands if getattr(b, key).inside is not None
-        ]
-        if not seen:  # nothing to judge (no SLO: no goodput)
+        n = band_count((lv.label, getattr(b, key)) for lv, b in bands)
+        if not n.judged:  # nothing to judge (no SLO: no goodput)
             continue
-        counts.append(f"{name} {sum(r.inside for _, r in seen)} of {len(seen)}")
-        outside += [f"{label} {name}" for label, r in seen if not r.inside]
+        counts.append(f"{name} {n.inside} of {n.judged}")
+        outside += [f"{label} {name}" for label in n.outside]
     spread = bands[0][1].speed_spread
     return [
         f"within the band (each prediction again at the machine's speed +-{spread:.0%}, how far "

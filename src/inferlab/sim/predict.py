@@ -5,7 +5,9 @@
 (sim/steptime_engine.py) on a level's request specs, the ones load/ draws for bench
 (`Workload.requests(level)`): the same requests are predicted and then measured. It
 returns the typed `Predicted` block a level of summary.json holds: TTFT p50/p99, TPOT
-p50, aggregate tok/s and, with an SLO, goodput (judged as bench judges a level).
+p50, aggregate tok/s and, with an SLO, goodput (judged as bench judges a level). How a
+prediction is scored against its measurement (errors, band, targets) is
+metrics/scoring.py's.
 
 `measure_overhead` is the one constant a served run may add: the serving overhead
 per step, the median over the chosen levels of (served TPOT p50 - predicted TPOT
@@ -18,37 +20,27 @@ all 16 users in one step, not one prompt among the others' decodes).
 
 The demo predicts every level before it measures it (`make_predictor`: the engine-bench
 result it has just measured, llama-server's scheduler at the demo server's --parallel and
---ctx-size, no serving overhead, so every level is held out) and adds a Poisson level at
-70 % of the predicted capacity (`poisson_level`: the closed loop's predicted throughput at
-the largest concurrency, every slot busy, over a request's output tokens).
+--ctx-size, no serving overhead, so every level is held out; `predict_levels`); which
+levels it measures is demo/levels.py's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
+from inferlab.metrics.scoring import band_of
 from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.request import NO_COSTS, RequestCosts
 from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from inferlab.sim.steptime.profile import ProfileStepTime
-from inferlab.summary import (
-    LevelSummary,
-    Predicted,
-    PredictedBand,
-    PredictedQuantiles,
-    PredictedRange,
-    PredictionErrors,
-    RunSummary,
-)
+from inferlab.summary import LevelSummary, Predicted, PredictedQuantiles, RunSummary
 
 if TYPE_CHECKING:
     from inferlab.engine_result import EngineBench
@@ -157,67 +149,6 @@ class Predictor:
         return dataclasses.replace(base, band=band_of(spread, [base, *others]))
 
 
-def _range(values: Sequence[float | None]) -> PredictedRange:
-    got = [v for v in values if v is not None]
-    return (
-        PredictedRange(low=min(got), high=max(got)) if got else PredictedRange(low=None, high=None)
-    )
-
-
-def band_of(spread: float, preds: Sequence[Predicted]) -> PredictedBand:
-    """The lowest and highest of each quantity over the same level's predictions."""
-    return PredictedBand(
-        speed_spread=spread,
-        ttft_p50_s=_range([p.ttft_s.p50 for p in preds]),
-        ttft_p99_s=_range([p.ttft_s.p99 for p in preds]),
-        tpot_p50_s=_range([p.tpot_s.p50 for p in preds]),
-        goodput_requests_per_s=_range([p.goodput_requests_per_s for p in preds]),
-    )
-
-
-def _inside(r: PredictedRange, measured: float | None) -> PredictedRange:
-    if r.low is None or r.high is None or measured is None:
-        return r
-    tol = 1e-9 * max(abs(r.high), 1e-12)  # the bounds' own rounding
-    return dataclasses.replace(r, inside=r.low - tol <= measured <= r.high + tol)
-
-
-def measured_band(band: PredictedBand, measured: LevelSummary) -> PredictedBand:
-    """The band with, for each quantity, whether the measurement fell within it."""
-    good = measured.slo.goodput_requests_per_s if measured.slo else None
-    return dataclasses.replace(
-        band,
-        ttft_p50_s=_inside(band.ttft_p50_s, measured.ttft_s.p50),
-        ttft_p99_s=_inside(band.ttft_p99_s, measured.ttft_s.p99),
-        tpot_p50_s=_inside(band.tpot_p50_s, measured.tpot_s.p50),
-        goodput_requests_per_s=_inside(band.goodput_requests_per_s, good),
-    )
-
-
-def _rel(pred: float | None, meas: float | None) -> float | None:
-    return (pred - meas) / meas if pred is not None and meas else None
-
-
-def errors(pred: Predicted, measured: LevelSummary) -> PredictionErrors:
-    """The prediction's relative errors against the level measured."""
-    good = measured.slo.goodput_requests_per_s if measured.slo else None
-    return PredictionErrors(
-        ttft_p50=_rel(pred.ttft_s.p50, measured.ttft_s.p50),
-        ttft_p99=_rel(pred.ttft_s.p99, measured.ttft_s.p99),
-        tpot_p50=_rel(pred.tpot_s.p50, measured.tpot_s.p50),
-        tokens_per_s=_rel(pred.tokens_per_s, measured.output_tokens_per_s_total),
-        goodput_requests_per_s=_rel(pred.goodput_requests_per_s, good),
-    )
-
-
-def with_prediction(measured: LevelSummary, pred: Predicted) -> LevelSummary:
-    """The measured level carrying its prediction and the prediction's errors."""
-    band = measured_band(pred.band, measured) if pred.band is not None else None
-    return dataclasses.replace(
-        measured, predicted=dataclasses.replace(pred, errors=errors(pred, measured), band=band)
-    )
-
-
 def run_workload(summary: RunSummary) -> Workload:
     """A bench run's load as load/ draws it, from what its summary states: fixed lengths at
     the run's prompt and output tokens, its seed and requests per level (exact for a run of
@@ -273,9 +204,6 @@ def measure_overhead(
     return max(over, 0.0), f"measured from the served run at {', '.join(used)}{note}"
 
 
-POISSON_LOAD = 0.7  # the demo's Poisson level: this share of the predicted capacity
-
-
 def make_predictor(
     engine: EngineBench | None, parallel: int, ctx_size: int, slo: Slo | None
 ) -> Predictor | None:
@@ -285,27 +213,6 @@ def make_predictor(
     knobs = LlamaCppKnobs(parallel=parallel, ctx_size=ctx_size)
     model = EngineStepTime(fit_engine(engine), 0.0, knobs.n_ubatch)
     return Predictor(model, knobs, slo)
-
-
-def _sig2(x: float) -> float:
-    """Two significant digits: a rate that reads well in a level's label."""
-    return round(x, 1 - int(math.floor(math.log10(abs(x))))) if x > 0 else x
-
-
-def poisson_level(pr: Predictor, closed: Workload, top: Level) -> tuple[Level, str]:
-    """The Poisson level at 70 % of the predicted capacity, and how that was found."""
-    pred = pr.predict(closed, top)
-    out_tokens = closed.mean_tokens()[1]
-    capacity = pred.tokens_per_s / out_tokens
-    rate = _sig2(POISSON_LOAD * capacity)
-    if not rate > 0:
-        raise InferlabError("the predicted capacity is 0: no Poisson level")
-    how = (
-        f"Poisson level at {rate:g} req/s = {POISSON_LOAD:.0%} of the predicted capacity "
-        f"{capacity:.2f} req/s ({pred.tokens_per_s:.1f} tok/s predicted at {top.label}, every "
-        f"slot busy, / {out_tokens} output tokens)"
-    )
-    return Level("rate", rate), how
 
 
 def predict_levels(pr: Predictor, workload: Workload) -> tuple[dict[str, Predicted], list[str]]:
@@ -319,11 +226,3 @@ def predict_levels(pr: Predictor, workload: Workload) -> tuple[dict[str, Predict
         except InferlabError as e:
             skipped.append(f"predicted {level.label}: not predicted: {e}")
     return out, skipped
-
-
-def attach(summary: RunSummary, preds: dict[str, Predicted]) -> RunSummary:
-    """The measured summary with each level's prediction and its errors."""
-    levels = tuple(
-        with_prediction(lv, preds[lv.label]) if lv.label in preds else lv for lv in summary.levels
-    )
-    return dataclasses.replace(summary, levels=levels)

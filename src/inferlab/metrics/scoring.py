@@ -1,0 +1,200 @@
+"""Predictions scored against measurements: errors, bands, inside or outside, targets.
+
+The one place a prediction is graded, for everything that grades one: the demo (each
+level's `predicted` block, made by sim/predict.py, gets its errors and its band's
+verdicts here), `report` (the counts within the band) and benchmarks/predict_accuracy.py
+(each held-out shape's errors and the targets it missed). It works on summary.py's
+blocks (Predicted, PredictedBand, PredictionErrors, LevelSummary) and imports nothing
+that predicts or measures.
+
+- error: (predicted - measured) / measured, + = predicted higher; None where either side
+  is missing or the measurement is 0. A held-out shape's quantity that is 0 on both
+  sides (goodput with no good request) is exact: 0.0.
+- band: the lowest and highest of a quantity over the same level predicted at the
+  machine's speed and at +- the profile's speed spread; a measurement is inside when it
+  falls within them (the bounds' own rounding aside).
+- targets (issue 26): a shape's quantity counts as predicted when |error| is within its
+  target: TPOT p50 10 %, TTFT p50 15 %, TTFT p99 25 %, goodput 10 % (or both 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from inferlab.jsonrecord import JsonRecord
+from inferlab.summary import (
+    LevelSummary,
+    Predicted,
+    PredictedBand,
+    PredictedRange,
+    PredictionErrors,
+    RunSummary,
+)
+
+# The largest |error| a held-out shape's quantity may have and count as predicted, by the
+# key its row and its band give it.
+TARGETS: dict[str, float] = {
+    "tpot_p50_s": 0.10,
+    "ttft_p50_s": 0.15,
+    "ttft_p99_s": 0.25,
+    "goodput_requests_per_s": 0.10,
+}
+TIMINGS = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s")  # judged only where one side has them
+GOODPUT = "goodput_requests_per_s"  # judged unless 0 (or none) on both sides
+
+
+def _rel(pred: float | None, meas: float | None) -> float | None:
+    return (pred - meas) / meas if pred is not None and meas else None
+
+
+def quantities(
+    pred: Predicted, measured: LevelSummary
+) -> dict[str, tuple[float | None, float | None]]:
+    """Each quantity a prediction states, (predicted, measured), by its key."""
+    good = measured.slo.goodput_requests_per_s if measured.slo else None
+    return {
+        "tpot_p50_s": (pred.tpot_s.p50, measured.tpot_s.p50),
+        "ttft_p50_s": (pred.ttft_s.p50, measured.ttft_s.p50),
+        "ttft_p99_s": (pred.ttft_s.p99, measured.ttft_s.p99),
+        "goodput_requests_per_s": (pred.goodput_requests_per_s, good),
+        "tokens_per_s": (pred.tokens_per_s, measured.output_tokens_per_s_total),
+        "prefix_hit_ratio": (pred.prefix_hit_ratio, measured.prefix_cache_hit_ratio),
+    }
+
+
+def errors(pred: Predicted, measured: LevelSummary) -> PredictionErrors:
+    """The prediction's relative errors against the level measured."""
+    q = quantities(pred, measured)
+    return PredictionErrors(
+        ttft_p50=_rel(*q["ttft_p50_s"]),
+        ttft_p99=_rel(*q["ttft_p99_s"]),
+        tpot_p50=_rel(*q["tpot_p50_s"]),
+        tokens_per_s=_rel(*q["tokens_per_s"]),
+        goodput_requests_per_s=_rel(*q["goodput_requests_per_s"]),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scored(JsonRecord):
+    """One quantity of a held-out shape: predicted, measured, and the error between them
+    (0.0 when both are 0)."""
+
+    predicted: float | None
+    measured: float | None
+    error: float | None
+
+
+def scored(pred: float | None, meas: float | None) -> Scored:
+    """The pair with its error; 0 on both sides is exact."""
+    exact = pred == 0 and meas == 0
+    return Scored(predicted=pred, measured=meas, error=0.0 if exact else _rel(pred, meas))
+
+
+def scored_quantities(pred: Predicted, measured: LevelSummary) -> dict[str, Scored]:
+    """Every quantity of `quantities`, scored, in its order."""
+    return {k: scored(p, m) for k, (p, m) in quantities(pred, measured).items()}
+
+
+def _off_target(s: Scored, target: float) -> bool:
+    return s.error is None or abs(s.error) > target
+
+
+def target_name(key: str) -> str:
+    """A target as `missed` names it: a timing by its key, goodput as "goodput"."""
+    return "goodput" if key == GOODPUT else key
+
+
+def missed(scores: Mapping[str, Scored]) -> list[str]:
+    """The targets a shape missed, by `target_name`: a timing neither side has (a one-token
+    reply's TPOT) is not judged, nor goodput 0 (or none) on both sides."""
+    out = [
+        k
+        for k in TIMINGS
+        if (scores[k].predicted is not None or scores[k].measured is not None)
+        and _off_target(scores[k], TARGETS[k])
+    ]
+    g = scores[GOODPUT]
+    if (g.predicted or g.measured) and _off_target(g, TARGETS[GOODPUT]):
+        out.append(target_name(GOODPUT))
+    return out
+
+
+def as_close_as_repeat(pred_error: float, repeat_error: float) -> bool:
+    """Whether a prediction came as close to the measurement as the same measurement made
+    again did (the closest a prediction made before it can be expected to come)."""
+    return abs(pred_error) <= abs(repeat_error)
+
+
+def _range(values: Sequence[float | None]) -> PredictedRange:
+    got = [v for v in values if v is not None]
+    return (
+        PredictedRange(low=min(got), high=max(got)) if got else PredictedRange(low=None, high=None)
+    )
+
+
+def band_of(spread: float, preds: Sequence[Predicted]) -> PredictedBand:
+    """The lowest and highest of each quantity over the same level's predictions."""
+    return PredictedBand(
+        speed_spread=spread,
+        ttft_p50_s=_range([p.ttft_s.p50 for p in preds]),
+        ttft_p99_s=_range([p.ttft_s.p99 for p in preds]),
+        tpot_p50_s=_range([p.tpot_s.p50 for p in preds]),
+        goodput_requests_per_s=_range([p.goodput_requests_per_s for p in preds]),
+    )
+
+
+def _inside(r: PredictedRange, measured: float | None) -> PredictedRange:
+    if r.low is None or r.high is None or measured is None:
+        return r
+    tol = 1e-9 * max(abs(r.high), 1e-12)  # the bounds' own rounding
+    return dataclasses.replace(r, inside=r.low - tol <= measured <= r.high + tol)
+
+
+def measured_band(band: PredictedBand, measured: LevelSummary) -> PredictedBand:
+    """The band with, for each quantity, whether the measurement fell within it."""
+    good = measured.slo.goodput_requests_per_s if measured.slo else None
+    return dataclasses.replace(
+        band,
+        ttft_p50_s=_inside(band.ttft_p50_s, measured.ttft_s.p50),
+        ttft_p99_s=_inside(band.ttft_p99_s, measured.ttft_s.p99),
+        tpot_p50_s=_inside(band.tpot_p50_s, measured.tpot_s.p50),
+        goodput_requests_per_s=_inside(band.goodput_requests_per_s, good),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BandCount:
+    """Of one quantity's measurements judged against their bands (measured on both sides),
+    how many fell inside, and the labels of those outside."""
+
+    inside: int
+    judged: int
+    outside: tuple[str, ...]
+
+
+def band_count(ranges: Iterable[tuple[str, PredictedRange]]) -> BandCount:
+    """(label, range) pairs counted; a range never measured against is not judged."""
+    seen = [(label, r) for label, r in ranges if r.inside is not None]
+    return BandCount(
+        inside=sum(1 for _, r in seen if r.inside),
+        judged=len(seen),
+        outside=tuple(label for label, r in seen if not r.inside),
+    )
+
+
+def with_prediction(measured: LevelSummary, pred: Predicted) -> LevelSummary:
+    """The measured level carrying its prediction and the prediction's errors."""
+    band = measured_band(pred.band, measured) if pred.band is not None else None
+    return dataclasses.replace(
+        measured, predicted=dataclasses.replace(pred, errors=errors(pred, measured), band=band)
+    )
+
+
+def attach(summary: RunSummary, preds: Mapping[str, Predicted]) -> RunSummary:
+    """The measured summary with each level's prediction and its errors."""
+    levels = tuple(
+        with_prediction(lv, preds[lv.label]) if lv.label in preds else lv for lv in summary.levels
+    )
+    return dataclasses.replace(summary, levels=levels)

@@ -1,0 +1,189 @@
+"""Predictions scored against measurements (metrics/scoring.py): the errors a level's
+`predicted` block carries, the band's inside / outside and its counts, and the targets a
+held-out shape of benchmarks/predict_accuracy.py is judged by."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from inferlab.console.predict_text import comparison_lines
+from inferlab.metrics.scoring import (
+    TARGETS,
+    Scored,
+    as_close_as_repeat,
+    attach,
+    band_count,
+    band_of,
+    errors,
+    measured_band,
+    missed,
+    scored,
+    scored_quantities,
+    target_name,
+)
+from inferlab.sim.policies.llamacpp import LlamaCppKnobs
+from inferlab.sim.predict import closed_levels, predict, predicted_of
+from inferlab.summary import (
+    LevelSummary,
+    Predicted,
+    PredictedQuantiles,
+    PredictedRange,
+    RunSummary,
+)
+from tests.sim.test_predict import SWEEP, model
+from tests.sim.test_predict_block import predicted_run
+
+
+def measured() -> LevelSummary:
+    """The checked-in llama.cpp sweep's first level (c=1), no SLO."""
+    return RunSummary.from_json(json.loads(SWEEP.read_text())).levels[0]
+
+
+def pred(ttft: float, tpot: float, tok_s: float, good: float | None = None) -> Predicted:
+    return Predicted(
+        ttft_s=PredictedQuantiles(p50=ttft, p99=2 * ttft),
+        tpot_s=PredictedQuantiles(p50=tpot),
+        tokens_per_s=tok_s,
+        source="test",
+        held_out=True,
+        goodput_requests_per_s=good,
+    )
+
+
+def test_errors_against_the_level_measured() -> None:
+    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
+    lv, level, reqs = closed_levels(run)[0]
+    p = predict(model(), LlamaCppKnobs(parallel=16, ctx_size=2560), level, reqs)
+    e = errors(p, lv)
+    assert e.tpot_p50 == pytest.approx(
+        ((p.tpot_s.p50 or 0) - (lv.tpot_s.p50 or 0)) / 0.012036652325396826
+    )
+    assert e.ttft_p50 is not None and e.tokens_per_s is not None
+    assert e.goodput_requests_per_s is None  # no SLO on either side
+
+
+def test_each_error_is_predicted_minus_measured_over_measured() -> None:
+    m = measured()
+    assert m.tpot_s.p50 and m.ttft_s.p50 and m.ttft_s.p99
+    p = pred(1.5 * m.ttft_s.p50, 0.9 * m.tpot_s.p50, 2 * m.output_tokens_per_s_total)
+    e = errors(p, m)
+    assert e.ttft_p50 == pytest.approx(0.5)
+    assert e.tpot_p50 == pytest.approx(-0.1)
+    assert e.tokens_per_s == pytest.approx(1.0)
+    assert e.ttft_p99 == pytest.approx(3 * m.ttft_s.p50 / m.ttft_s.p99 - 1)
+
+
+def test_a_shapes_row_holds_every_quantity_in_order_and_both_zero_is_exact() -> None:
+    m = measured()
+    rows = scored_quantities(predicted_of(m, "", True, 0), m)
+    assert list(rows) == [
+        "tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s", "tokens_per_s",
+        "prefix_hit_ratio",
+    ]  # fmt: skip
+    assert rows["tpot_p50_s"] == Scored(predicted=m.tpot_s.p50, measured=m.tpot_s.p50, error=0.0)
+    assert rows["goodput_requests_per_s"].error is None  # no SLO: nothing to compare
+    assert rows["tpot_p50_s"].to_json() == {
+        "predicted": m.tpot_s.p50,
+        "measured": m.tpot_s.p50,
+        "error": 0.0,
+    }
+    assert scored(0.0, 0.0).error == 0.0  # a shape's goodput 0 on both sides
+    assert scored(1.0, 0.0).error is None and scored(None, 2.0).error is None
+    assert scored(3.0, 2.0).error == pytest.approx(0.5)
+
+
+def test_the_level_block_leaves_a_zero_measurement_without_an_error() -> None:
+    """summary.json's errors say None where the measured value is 0, even when the
+    prediction is 0 too (the shape rows call that exact)."""
+    m = measured()
+    p = dataclasses.replace(predicted_of(m, "", True, 0), tokens_per_s=0.0)
+    zero = dataclasses.replace(m, output_tokens_per_s_total=0.0)
+    assert errors(p, zero).tokens_per_s is None
+    assert scored_quantities(p, zero)["tokens_per_s"].error == 0.0
+
+
+def row(tpot: Scored, ttft50: Scored, ttft99: Scored, good: Scored) -> dict[str, Scored]:
+    return dict(zip(TARGETS, (tpot, ttft50, ttft99, good), strict=True))
+
+
+def test_the_targets_and_what_counts_as_missing_them() -> None:
+    assert TARGETS == {
+        "tpot_p50_s": 0.10,
+        "ttft_p50_s": 0.15,
+        "ttft_p99_s": 0.25,
+        "goodput_requests_per_s": 0.10,
+    }
+    ok = scored(1.0, 1.0)
+    assert missed(row(ok, ok, ok, ok)) == []
+    # at the target is within it; beyond it, or no error, is a miss
+    edge = row(scored(11.0, 10.0), scored(11.5, 10.0), scored(7.5, 10.0), scored(9.0, 10.0))
+    assert missed(edge) == []
+    far = row(scored(1.2, 1.0), scored(None, 1.0), scored(1.3, 1.0), scored(0.5, 1.0))
+    assert missed(far) == ["tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput"]
+
+
+def test_a_quantity_neither_side_has_is_not_judged() -> None:
+    ok = scored(1.0, 1.0)
+    nothing = scored(None, None)  # one-token replies: no TPOT on either side
+    assert missed(row(nothing, ok, ok, nothing)) == []
+    assert missed(row(ok, ok, ok, scored(0.0, 0.0))) == []  # no good request on either side
+    assert missed(row(ok, ok, ok, scored(0.0, 0.4))) == ["goodput"]
+    assert [target_name(k) for k in TARGETS][-1] == "goodput"
+
+
+def test_as_close_as_the_measurement_made_again() -> None:
+    assert as_close_as_repeat(0.05, -0.2) and as_close_as_repeat(0.0, 0.0)
+    assert as_close_as_repeat(-0.2, 0.2) and not as_close_as_repeat(-0.3, 0.2)
+
+
+def test_the_band_is_the_lowest_and_highest_prediction_and_a_measurement_falls_in_or_out() -> None:
+    m = measured()
+    assert m.tpot_s.p50 and m.ttft_s.p50
+    preds = [pred(m.ttft_s.p50 * f, m.tpot_s.p50 * f, 10.0) for f in (1.0, 0.8, 1.2)]
+    band = band_of(0.2, preds)
+    assert band.speed_spread == 0.2
+    assert band.tpot_p50_s.low == pytest.approx(0.8 * m.tpot_s.p50)
+    assert band.tpot_p50_s.high == pytest.approx(1.2 * m.tpot_s.p50)
+    assert band.goodput_requests_per_s == PredictedRange(low=None, high=None)  # not predicted
+    judged = measured_band(band, m)
+    assert judged.tpot_p50_s.inside is True and judged.ttft_p50_s.inside is True
+    assert judged.goodput_requests_per_s.inside is None  # no SLO measured
+    slower = dataclasses.replace(m, tpot_s=dataclasses.replace(m.tpot_s, p50=1.3 * m.tpot_s.p50))
+    assert measured_band(band, slower).tpot_p50_s.inside is False
+
+
+def test_a_bound_met_within_its_own_rounding_is_inside() -> None:
+    m = measured()
+    assert m.tpot_s.p50
+    high = m.tpot_s.p50 * (1 - 1e-12)  # the measurement a rounding above the band's top
+    band = band_of(0.1, [pred(1.0, 0.5 * high, 10.0), pred(1.0, high, 10.0)])
+    assert measured_band(band, m).tpot_p50_s.inside is True
+
+
+def test_the_band_counts_name_the_levels_outside() -> None:
+    r = PredictedRange(low=1.0, high=2.0)
+    ranges = [
+        ("c=1", dataclasses.replace(r, inside=True)),
+        ("c=2", dataclasses.replace(r, inside=False)),
+        ("c=4", r),  # never measured against: not judged
+        ("c=8", dataclasses.replace(r, inside=True)),
+    ]
+    n = band_count(ranges)
+    assert (n.inside, n.judged, n.outside) == (2, 3, ("c=2",))
+    assert band_count([("c=4", r)]).judged == 0
+
+
+def test_the_table_after_the_measurement() -> None:
+    run = predicted_run()
+    stripped = dataclasses.replace(
+        run, levels=tuple(dataclasses.replace(lv, predicted=None) for lv in run.levels)
+    )
+    preds = {lv.label: lv.predicted for lv in run.levels if lv.predicted}
+    again = attach(stripped, {k: dataclasses.replace(v, errors=None) for k, v in preds.items()})
+    assert again == run  # the errors recomputed against the measured levels
+    lines = comparison_lines(again)
+    assert lines[0].startswith("predicted before measuring (engine alone, no serving overhead)")
+    assert len(lines) == 3 + len(run.levels) and lines[3].split()[:2] == ["c=1", "yes"]
