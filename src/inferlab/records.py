@@ -43,6 +43,9 @@ class RequestRecord:
     error: str | None = None
     in_flight_at_send: int = 0  # concurrent requests when this one was sent
     retries: int = 0  # resends after a stale pooled connection failed before any response
+    # What the try that never reached the server met ("ClientOSError: Can not write request
+    # body ..."); None: sent once. Absent in older records (read as None).
+    resent_after: str | None = None
     worker: int = 0  # which load worker sent it (bench --workers / --ray)
     host: str = ""  # that worker's host name ("" for the in-process default)
     # What the request's spec (load/) said it belongs to; defaults keep old records readable.

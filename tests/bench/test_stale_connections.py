@@ -67,4 +67,6 @@ def test_a_request_on_stale_pooled_connections_is_resent_on_a_new_one() -> None:
     # its first try took a pooled connection the server dropped; the retry a new one
     assert later.ok and later.error is None, later.error
     assert later.retries == 1
+    assert later.resent_after is not None  # what the lost try met, in words
+    assert all(r.resent_after is None for r in burst)
     assert len(later.event_ns) >= 2

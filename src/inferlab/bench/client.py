@@ -30,6 +30,10 @@ from inferlab.httpbody import MAX_ERROR_BYTES, BodyTooLarge, read_bounded
 from inferlab.records import RequestRecord
 
 OVER_MAX_MARGIN = 16  # tokens tolerated beyond max_tokens before the stream is cut
+# Events tolerated after the one that carried the finish_reason, before [DONE]: a real server
+# sends one or two there (vLLM its usage chunk; llama.cpp its usage and timings), so four
+# times that is a margin no working server uses and a stream that goes on is cut early.
+AFTER_FINISH_EVENTS = 8
 DEFAULT_TIMEOUT_BASE_S = 60.0
 DEFAULT_READ_TIMEOUT_S = 300.0
 OUTPUT_OVER_MAX = "output_over_max"
@@ -95,9 +99,6 @@ class Endpoint:
         if self.extra_body_json:
             b.update(json.loads(self.extra_body_json))
         return b
-
-
-_ATTEMPTS = 4
 
 
 def over_max_limit(max_tokens: int) -> int:
@@ -170,12 +171,33 @@ class _Stream:
         self.done = False
         self._usage_tokens = 0
         self.streamed = 0  # sum(rec.event_tokens), kept as it grows: checked on every chunk
+        self.after_finish = 0  # events after the one that carried a finish_reason
+
+    def past_forced_length(self, limit: int) -> bool:
+        """The stream went on past its length: more than `limit` tokens (over_max_limit),
+        or more than AFTER_FINISH_EVENTS events after its finish_reason without [DONE]."""
+        return self.streamed > limit or self.after_finish > AFTER_FINISH_EVENTS
+
+    def cut_reason(self, limit: int) -> str:
+        """Why a stream past its forced length was cut, for the record's error."""
+        rec = self.rec
+        if self.streamed > limit:
+            return (
+                f"{OUTPUT_OVER_MAX}: the server streamed {self.streamed} tokens for "
+                f"max_tokens {rec.max_tokens} without ending; cut at {limit}"
+            )
+        return (
+            f"{OUTPUT_OVER_MAX}: the server went on for {self.after_finish} events after "
+            f"finish_reason {rec.finish_reason!r} without [DONE]; cut at {AFTER_FINISH_EVENTS}"
+        )
 
     def handle(self, data: str, t_ns: int) -> None:
         rec = self.rec
         if data.strip() == "[DONE]":
             self.done = True
             return
+        if rec.finish_reason is not None:
+            self.after_finish += 1
         try:
             obj = json.loads(data)
         except json.JSONDecodeError:
@@ -232,8 +254,9 @@ class _Stream:
 async def _read_stream(
     resp: aiohttp.ClientResponse, st: _Stream, t0_ns: int, watch: _StallWatch, max_event_bytes: int
 ) -> None:
-    """Fold the SSE body into the record; cut a stream that runs past max_tokens + margin,
-    or one whose event grows past max_event_bytes (its memory stays bounded)."""
+    """Fold the SSE body into the record; cut a stream that runs past its forced length
+    (max_tokens + margin, or events after its finish without [DONE]), or one whose event
+    grows past max_event_bytes (its memory stays bounded)."""
     rec = st.rec
     parser = SSEParser(max_event_bytes)
     proto = resp.connection.protocol if resp.connection else None
@@ -252,12 +275,9 @@ async def _read_stream(
             return
         for data in events:
             st.handle(data, rx_ns - t0_ns)
-        if st.streamed > limit:
+        if st.past_forced_length(limit):
             # Leaving the response closes its connection: the endless stream ends here.
-            rec.error = (
-                f"{OUTPUT_OVER_MAX}: the server streamed {st.streamed} tokens for "
-                f"max_tokens {rec.max_tokens} without ending; cut at {limit}"
-            )
+            rec.error = st.cut_reason(limit)
             return
     for data in parser.flush():
         st.handle(data, clock() - t0_ns)
@@ -357,6 +377,50 @@ async def _fresh_attempt(
         await _attempt(fresh, endpoint, rec, body, t0_ns, reply)
 
 
+async def _try_once(
+    session: aiohttp.ClientSession | None,
+    endpoint: Endpoint,
+    rec: RequestRecord,
+    body: dict[str, Any],
+    t0_ns: int,
+    reply: list[str] | None,
+) -> BaseException | None:
+    """One try within its own deadline (session None: on a fresh connection); trouble goes
+    into rec.error, except a failure that never reached the server, which is returned."""
+    rec.send_ns = time.perf_counter_ns() - t0_ns
+    deadline = asyncio.timeout_at(_deadline_after(endpoint.request_timeout_s))
+    try:
+        async with deadline:
+            if reply is not None:
+                reply.clear()  # a resent request starts its reply again
+            if session is None:
+                await _fresh_attempt(endpoint, rec, body, t0_ns, reply)
+            else:
+                await _attempt(session, endpoint, rec, body, t0_ns, reply)
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
+        # A stale pooled keep-alive connection the server had closed shows up as a
+        # disconnect or "Can not write request body": before any response, the server
+        # never saw this request.
+        if rec.http_status is None:
+            return e
+        rec.error = _exc_text(e)
+    except TimeoutError as e:
+        if deadline.expired():
+            rec.error = (
+                f"{REQUEST_TIMEOUT}: not finished after {endpoint.request_timeout_s:g} s "
+                "(--request-timeout)"
+            )
+        else:  # the stall watch, or aiohttp's connect timeout
+            rec.error = _exc_text(e)
+    except (aiohttp.ClientError, OSError) as e:
+        rec.error = _exc_text(e)
+    return None
+
+
+def _exc_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
 async def stream_request(
     session: aiohttp.ClientSession,
     endpoint: Endpoint,
@@ -371,46 +435,26 @@ async def stream_request(
     `history`: a conversation's earlier messages (chat API); `reply` collects the text.
 
     The whole request (connect, headers, every event) must finish within the
-    endpoint's request_timeout_s, the stream within max_tokens + a margin, and no
-    silence may last read_timeout_s.
+    endpoint's request_timeout_s, the stream within its forced length (max_tokens + a
+    margin, and at most AFTER_FINISH_EVENTS events after its finish without [DONE]), and
+    no silence may last read_timeout_s.
+
+    A request that never reached the server (a pooled keep-alive connection the server had
+    just closed: "Can not write request body", or a disconnect before any response) is sent
+    once more, on a fresh connection of its own (the pool may hold several stale ones, a
+    burst's connections closed together); `retries` and `resent_after` say so. A resend
+    that fails too is recorded as the server's failure, and a failure after the server
+    answered is never resent. A resent request's timing (send_ns, its deadline) starts at
+    the resend, as the server saw it; scheduled_ns stays, so the lost try shows as client
+    queueing delay.
     """
-    clock = time.perf_counter_ns
     body = endpoint.body(prompt, rec.max_tokens, history)
-    for attempt in range(_ATTEMPTS):
-        rec.send_ns = clock() - t0_ns
-        deadline = asyncio.timeout_at(_deadline_after(endpoint.request_timeout_s))
-        try:
-            async with deadline:
-                if reply is not None:
-                    reply.clear()  # a retried attempt starts its reply again
-                if attempt:
-                    await _fresh_attempt(endpoint, rec, body, t0_ns, reply)
-                else:
-                    await _attempt(session, endpoint, rec, body, t0_ns, reply)
-            break
-        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
-            # A stale pooled keep-alive connection the server had closed shows up as a
-            # disconnect or "Can not write request body": the server never saw this
-            # request, so retry, never after a response began. The retry goes on a new
-            # connection of its own: the pool may hold several stale ones (a burst's
-            # connections that the server closed together), and each retry on the pool
-            # could take the next.
-            if attempt < _ATTEMPTS - 1 and rec.http_status is None:
-                rec.retries += 1
-                continue
-            rec.error = f"{type(e).__name__}: {e}"
-            break
-        except TimeoutError as e:
-            if deadline.expired():
-                rec.error = (
-                    f"{REQUEST_TIMEOUT}: not finished after {endpoint.request_timeout_s:g} s "
-                    "(--request-timeout)"
-                )
-            else:  # the stall watch, or aiohttp's connect timeout
-                rec.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            break
-        except (aiohttp.ClientError, OSError) as e:
-            rec.error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            break
-    rec.end_ns = clock() - t0_ns
+    lost = await _try_once(session, endpoint, rec, body, t0_ns, reply)
+    if lost is not None:
+        rec.retries += 1
+        rec.resent_after = _exc_text(lost)
+        lost = await _try_once(None, endpoint, rec, body, t0_ns, reply)
+        if lost is not None:
+            rec.error = _exc_text(lost)
+    rec.end_ns = time.perf_counter_ns() - t0_ns
     return rec

@@ -16,9 +16,11 @@ from typing import Any
 
 import aiohttp
 
-from inferlab.bench.client import Endpoint
+from inferlab.bench.client import Endpoint, _Stream, over_max_limit
 from inferlab.bench.server import ServerInfo
+from inferlab.bench.sse import EventTooLong, SSEParser
 from inferlab.errors import InferlabError
+from inferlab.records import RequestRecord
 
 MAX_BODY_BYTES = 1 << 20
 TIMEOUT = aiohttp.ClientTimeout(total=15)
@@ -115,14 +117,27 @@ def _wrong_address(endpoint: Endpoint, what: str) -> InferlabError:
     return InferlabError(f"POST {endpoint.url} {what}: not an OpenAI stream; {hint}")
 
 
-async def _read_answer(r: aiohttp.ClientResponse, into: bytearray) -> None:
+async def _read_answer(r: aiohttp.ClientResponse, into: bytearray, endpoint: Endpoint) -> None:
     """The answer to its end (2 tokens: a few hundred bytes), or its first 64 KiB; what came
-    stays in `into` even if the deadline cuts the read."""
-    while len(into) < FIRST_STREAM_BYTES:
+    stays in `into` even if the deadline cuts the read. A stream past its forced length is
+    cut as every request's is (client.over_max_limit, AFTER_FINISH_EVENTS): the check has
+    seen what it needs, and the run's requests then record the cut."""
+    probe = RequestRecord(0, "first", "warmup", len(PROBE_TEXT), PROBE_TOKENS)
+    stream, parser = _Stream(probe), SSEParser(endpoint.max_event_bytes)
+    limit = over_max_limit(PROBE_TOKENS)
+    while len(into) < FIRST_STREAM_BYTES and not stream.done:
         chunk = await r.content.read(4096)
         if not chunk:
             break
         into += chunk
+        try:
+            events = parser.feed(chunk)
+        except EventTooLong:
+            return  # read_first_stream judges the bytes that came
+        for data in events:
+            stream.handle(data, 0)
+        if stream.past_forced_length(limit):
+            return
 
 
 def _failed(endpoint: Endpoint, e: BaseException) -> InferlabError:
@@ -136,7 +151,9 @@ async def check_stream(session: aiohttp.ClientSession, endpoint: Endpoint) -> Fi
     """One tiny streamed request before the run: an address that answers 404, an error,
     or a stream that is not OpenAI's (llama-server's own /completions at its root) is
     refused here, instead of a run whose every request fails."""
-    timeout = aiohttp.ClientTimeout(total=min(endpoint.request_timeout_s, 120.0))
+    timeout = aiohttp.ClientTimeout(
+        total=min(endpoint.request_timeout_s, 120.0), sock_read=endpoint.read_timeout_s
+    )
     got, status = bytearray(), 0
     try:
         async with session.post(
@@ -148,7 +165,7 @@ async def check_stream(session: aiohttp.ClientSession, endpoint: Endpoint) -> Fi
             timeout=timeout,
         ) as r:
             status = r.status
-            await _read_answer(r, got)
+            await _read_answer(r, got, endpoint)
     except TimeoutError as e:  # a stream still running at the request deadline: as the run
         if not (status == 200 and read_first_stream(bytes(got)).openai):  # would cut it
             raise _failed(endpoint, e) from e
