@@ -31,6 +31,7 @@ from inferlab.bench.client import (
 )
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Level
+from inferlab.load.workload import Workload
 from inferlab.records import RequestRecord, read_records
 from tests.bench.bounded_app import serve
 
@@ -122,11 +123,13 @@ def _cfg(base: str, out: Path, timeout_s: float) -> BenchConfig:
     return BenchConfig(
         url=f"{base}/v1",
         model=None,
-        levels=[Level("concurrency", 1), Level("concurrency", 2)],
-        requests_per_level=2,
-        warmup=0,
-        prompt_tokens=8,
-        output_tokens=4,
+        load=Workload.fixed(
+            prompt_tokens=8,
+            output_tokens=4,
+            levels=[Level("concurrency", 1), Level("concurrency", 2)],
+            requests_per_level=2,
+            warmup=0,
+        ),
         out_dir=out,
         scrape=False,
         request_timeout_s=timeout_s,
