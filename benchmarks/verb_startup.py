@@ -1,0 +1,96 @@
+"""Verb startup: how long the physics verbs and `inferlab --help` take, start to exit.
+
+Each command is a fresh process, timed from spawn to exit (imports, parsing, the
+answer, interpreter teardown). The commands are run interleaved, one of each per
+round (verb A, verb B, ..., `python -c pass`, then again), so a machine that slows
+down for a minute slows every row alike instead of one. Bare Python's row is the
+floor under every other: it is what starting an interpreter costs here.
+
+    uv run python benchmarks/verb_startup.py [--runs 20] [--target-ms 50]
+
+Prints one row per command: median, the p10-p90 spread, the target and whether the
+median meets it. The target is for the verbs, not for bare Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# The console script uv installs beside the interpreter; `python -c` when there is none.
+_SCRIPT = Path(sys.executable).with_name("inferlab")
+_ENTRY = (
+    [sys.executable, str(_SCRIPT)]
+    if _SCRIPT.exists()
+    else [sys.executable, "-c", "import sys; from inferlab.cli import main; sys.exit(main())"]
+)
+COMMANDS: dict[str, list[str]] = {
+    "inferlab --help": ["--help"],
+    "floor": ["floor", "--model", "llama-3-8b", "--hardware", "h100-sxm"],
+    "capacity": ["capacity", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--context", "8192"],
+    "cost": ["cost", "--gpu-hour", "3", "--tokens-per-s", "200"],
+    "amdahl": ["amdahl", "0.3:3", "0.5:2"],
+    "models": ["models"],
+    "hardware": ["hardware"],
+}
+BARE = "python -c pass"
+
+
+def _once(argv: list[str]) -> float:
+    """Seconds from spawn to exit; a command that fails is a broken benchmark, not a time."""
+    start = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {p.returncode}: {p.stderr.decode()[-300:]}")
+    return elapsed
+
+
+def measure(runs: int) -> dict[str, list[float]]:
+    """Milliseconds per command, `runs` rounds, one of each command per round."""
+    argvs = {name: [*_ENTRY, *args] for name, args in COMMANDS.items()}
+    argvs[BARE] = [sys.executable, "-c", "pass"]
+    for argv in argvs.values():  # a warm-up round: page cache and .pyc files, not timed
+        _once(argv)
+    times: dict[str, list[float]] = {name: [] for name in argvs}
+    for _ in range(runs):
+        for name, argv in argvs.items():
+            times[name].append(_once(argv) * 1e3)
+    return times
+
+
+def _quantile(values: list[float], q: float) -> float:
+    cuts = statistics.quantiles(values, n=10, method="inclusive")
+    return cuts[round(q * 10) - 1]
+
+
+def table(times: dict[str, list[float]], target_ms: float) -> list[str]:
+    lines = [f"{'command':<18}{'median':>9}{'p10-p90':>16}{'target':>9}  verdict"]
+    for name, ms in times.items():
+        spread = f"{_quantile(ms, 0.1):.0f}-{_quantile(ms, 0.9):.0f} ms"
+        median = statistics.median(ms)
+        if name == BARE:
+            verdict, target = "(the interpreter alone)", "-"
+        else:
+            verdict, target = ("met" if median <= target_ms else "not met"), f"{target_ms:g} ms"
+        lines.append(f"{name:<18}{median:>6.1f} ms{spread:>16}{target:>9}  {verdict}")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20, help="rounds, one of each command (20)")
+    ap.add_argument("--target-ms", type=float, default=50.0, help="the verbs' target (50)")
+    args = ap.parse_args()
+    if args.runs < 2:
+        raise SystemExit("--runs must be at least 2 (a spread needs two)")
+    print(f"{args.runs} interleaved runs each; entry: {' '.join(_ENTRY[:2])}")
+    print("\n".join(table(measure(args.runs), args.target_ms)))
+
+
+if __name__ == "__main__":
+    main()
