@@ -7,15 +7,8 @@ import math
 from typing import Any
 
 from inferlab.argtypes import FRACTION, NONNEG, NONNEG_INT, POSITIVE, POSITIVE_INT, TIME
-from inferlab.commands.common import (
-    add_hardware,
-    add_model,
-    add_output,
-    emit,
-    resolve_cost,
-    resolve_hardware,
-    table,
-)
+from inferlab.commands.common import add_hardware, add_model, resolve_cost, resolve_hardware
+from inferlab.commands.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.decode import DecodePoint, decode_point
 from inferlab.physics.levers import Speculation

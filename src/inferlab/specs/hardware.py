@@ -6,13 +6,10 @@ load time. `this-machine` is what `inferlab probe` measured, read from the cache
 
 from __future__ import annotations
 
-import difflib
-import json
 import math
 import os
 import tomllib
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +80,8 @@ def _check(key: str, e: dict[str, Any]) -> HardwareSpec:
 
 
 def catalogue() -> dict[str, HardwareSpec]:
-    text = resources.files("inferlab.specs").joinpath("data/hardware.toml").read_text()
+    # Beside this file, read as a plain file: importlib.resources would cost every start.
+    text = Path(__file__).with_name("data").joinpath("hardware.toml").read_text(encoding="utf-8")
     return {k: _check(k, v) for k, v in tomllib.loads(text).items()}
 
 
@@ -93,6 +91,8 @@ def load_this_machine() -> HardwareSpec:
         raise SpecError(
             f"no measurement of this machine yet: run `inferlab probe` first (it saves {path})"
         )
+    import json  # only here: the catalogue is TOML
+
     try:
         d = json.loads(path.read_text(encoding="utf-8"))
         hw = HardwareSpec(
@@ -124,6 +124,8 @@ def get_hardware(name: str) -> HardwareSpec:
         return load_this_machine()
     cat = catalogue()
     if key not in cat:
+        import difflib  # only to word the refusal
+
         close = difflib.get_close_matches(key, [*cat, THIS_MACHINE], n=3, cutoff=0.4)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise SpecError(
