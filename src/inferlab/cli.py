@@ -77,9 +77,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser. None: every verb's own parser (their modules imported). A verb: that
-    verb's own parser (its module's other verbs too); the rest listed by name and help
-    alone, so their modules are not imported ("" lists every verb that way)."""
+    """The parser. None: every verb's own (all their modules imported). A verb: its own
+    alone (with its module's other verbs), nothing else imported. Anything else, as "":
+    every verb listed by name and help, for `inferlab --help`, no verb module imported."""
     parser = _Parser(
         prog="inferlab",
         description="The physics of LLM inference speed: floor, measure, compare, simulate.",
@@ -90,9 +90,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     wanted = VERBS[only][0] if only in VERBS else None
     built: set[str] = set()
     for verb, (module, help_line) in VERBS.items():
-        if only is not None and module != wanted:
+        if only is not None and wanted is None:
             sub.add_parser(verb, help=help_line)  # listed; its flags unknown until it runs
-        elif module not in built:
+        elif module not in built and (wanted is None or module == wanted):
             built.add(module)
             importlib.import_module(f"inferlab.commands.{module}").add_parser(sub)
     return parser
@@ -130,7 +130,14 @@ def glue_negative_values(argv: list[str], value_flags: set[str]) -> list[str]:
 
 
 def _verb_of(argv: list[str]) -> str | None:
-    return next((a for a in argv if not a.startswith("-")), None)
+    """The first word; None when there is none or the top level's own --help comes first
+    (`inferlab -h floor` lists every verb)."""
+    for a in argv:
+        if a in ("-h", "--help"):
+            return None
+        if not a.startswith("-"):
+            return a
+    return None
 
 
 def _parse(argv: list[str]) -> argparse.Namespace | int:

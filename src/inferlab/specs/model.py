@@ -10,6 +10,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,7 @@ def _short(v: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+@cache  # read once a process: `inferlab models` asks for every preset in turn
 def _load_presets() -> dict[str, dict[str, Any]]:
     # Beside this file, read as a plain file: importlib.resources would cost every start.
     text = Path(__file__).with_name("data").joinpath("models.toml").read_text(encoding="utf-8")
