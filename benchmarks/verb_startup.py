@@ -8,7 +8,9 @@ floor under every other: it is what starting an interpreter costs here.
 
     uv run python benchmarks/verb_startup.py [--runs 20] [--target-ms 50]
 
-Prints one row per command: median, the p10-p90 spread, the target and whether the
+Prints one row per command: the wall-clock median, its p10-p90 spread, the median CPU
+time (user + system: on a machine shared with other work the wall clock also counts
+waiting for a core, the CPU time does not), the target and whether the wall-clock
 median meets it. The target is for the verbs, not for bare Python.
 
 Bytecode: an installed inferlab runs from cached .pyc files, as any Python program
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 # The console script uv installs beside the interpreter; `python -c` when there is none.
@@ -59,46 +62,56 @@ def child_env(pycache: str | None) -> dict[str, str]:
     return env
 
 
-def _once(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds from spawn to exit; a command that fails is a broken benchmark, not a time."""
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One start of one command: wall-clock from spawn to exit, and the CPU it used."""
+
+    wall_ms: float
+    cpu_ms: float  # user + system of the child: what the machine's other load cannot inflate
+
+
+def _once(argv: list[str], env: dict[str, str]) -> Sample:
+    """One start; a command that fails is a broken benchmark, not a time."""
     start = time.perf_counter()
-    p = subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
-    )
-    elapsed = time.perf_counter() - start
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - start
+    err = p.stderr.read().decode() if p.stderr else ""
+    p.returncode = os.waitstatus_to_exitcode(status)  # reaped above: Popen must not wait again
     if p.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {p.returncode}: {p.stderr.decode()[-300:]}")
-    return elapsed
+        raise SystemExit(f"{' '.join(argv)} exited {p.returncode}: {err[-300:]}")
+    return Sample(wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3)
 
 
-def measure(runs: int, env: dict[str, str]) -> dict[str, list[float]]:
-    """Milliseconds per command, `runs` rounds, one of each command per round."""
+def measure(runs: int, env: dict[str, str]) -> dict[str, list[Sample]]:
+    """`runs` samples per command, one of each command per round."""
     argvs = {name: [*_ENTRY, *args] for name, args in COMMANDS.items()}
     argvs[BARE] = [sys.executable, "-c", "pass"]
     for argv in argvs.values():  # a warm-up round: page cache and .pyc files, not timed
         _once(argv, env)
-    times: dict[str, list[float]] = {name: [] for name in argvs}
+    samples: dict[str, list[Sample]] = {name: [] for name in argvs}
     for _ in range(runs):
         for name, argv in argvs.items():
-            times[name].append(_once(argv, env) * 1e3)
-    return times
+            samples[name].append(_once(argv, env))
+    return samples
 
 
-def _quantile(values: list[float], q: float) -> float:
-    cuts = statistics.quantiles(values, n=10, method="inclusive")
-    return cuts[round(q * 10) - 1]
+def _decile(values: list[float], k: int) -> float:
+    return statistics.quantiles(values, n=10, method="inclusive")[k - 1]
 
 
-def table(times: dict[str, list[float]], target_ms: float) -> list[str]:
-    lines = [f"{'command':<18}{'median':>9}{'p10-p90':>16}{'target':>9}  verdict"]
-    for name, ms in times.items():
-        spread = f"{_quantile(ms, 0.1):.0f}-{_quantile(ms, 0.9):.0f} ms"
-        median = statistics.median(ms)
+def table(samples: dict[str, list[Sample]], target_ms: float) -> list[str]:
+    """Wall-clock median (judged against the target), its p10-p90, and the CPU median."""
+    lines = [f"{'command':<18}{'median':>9}{'p10-p90':>14}{'CPU':>9}{'target':>8}  verdict"]
+    for name, runs in samples.items():
+        wall = [s.wall_ms for s in runs]
+        spread = f"{_decile(wall, 1):.0f}-{_decile(wall, 9):.0f} ms"
+        median, cpu = statistics.median(wall), statistics.median(s.cpu_ms for s in runs)
         if name == BARE:
             verdict, target = "(the interpreter alone)", "-"
         else:
             verdict, target = ("met" if median <= target_ms else "not met"), f"{target_ms:g} ms"
-        lines.append(f"{name:<18}{median:>6.1f} ms{spread:>16}{target:>9}  {verdict}")
+        lines.append(f"{name:<18}{median:>6.1f} ms{spread:>14}{cpu:>6.1f} ms{target:>8}  {verdict}")
     return lines
 
 

@@ -60,9 +60,38 @@ class UsageError(Exception):
         self.prog = prog
 
 
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size() reads it (COLUMNS, else the
+    terminal, else 80), without importing shutil: its bz2 and lzma cost every start."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80 if stdout else 80
+    except (ValueError, OSError):  # not a terminal, or no file behind stdout
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own layout, at the width argparse itself would choose."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but an error is one line naming the flag, not the whole usage block, and
     `-1/s`, `-0.5:2`, `-inf` are values (argparse only knows `-1` and `-1.5`)."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """argparse makes a formatter for every flag it adds (to check it): ours needs no shutil."""
+        if self.formatter_class is argparse.HelpFormatter:
+            return _Formatter(self.prog)
+        return super()._get_formatter()
 
     @property
     def _negative_number_matcher(self) -> re.Pattern[str]:

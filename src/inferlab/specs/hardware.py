@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import SpecError
+from inferlab.specs.datafiles import read_catalogue
+
+if TYPE_CHECKING:  # a catalogue entry needs no path: pathlib loads for this-machine only
+    from pathlib import Path
 
 THIS_MACHINE = "this-machine"
 
@@ -54,6 +56,8 @@ def cache_dir() -> Path:
     base = os.environ.get("INFERLAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "inferlab"
     )
+    from pathlib import Path
+
     return Path(base)
 
 
@@ -80,9 +84,7 @@ def _check(key: str, e: dict[str, Any]) -> HardwareSpec:
 
 
 def catalogue() -> dict[str, HardwareSpec]:
-    # Beside this file, read as a plain file: importlib.resources would cost every start.
-    text = Path(__file__).with_name("data").joinpath("hardware.toml").read_text(encoding="utf-8")
-    return {k: _check(k, v) for k, v in tomllib.loads(text).items()}
+    return {k: _check(k, v) for k, v in read_catalogue("hardware.toml").items()}
 
 
 def load_this_machine() -> HardwareSpec:

@@ -7,14 +7,16 @@ GGUF files are read by `specs.gguf_file`; `specs.resolve` picks the reader for a
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import SpecError
+from inferlab.specs.datafiles import read_catalogue
+
+if TYPE_CHECKING:  # a preset needs no path: pathlib is imported by who reads a file
+    from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +172,7 @@ def _short(v: object) -> str:
 
 @cache  # read once a process: `inferlab models` asks for every preset in turn
 def _load_presets() -> dict[str, dict[str, Any]]:
-    # Beside this file, read as a plain file: importlib.resources would cost every start.
-    text = Path(__file__).with_name("data").joinpath("models.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return read_catalogue("models.toml")
 
 
 def preset_names() -> list[str]:
