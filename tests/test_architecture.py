@@ -362,7 +362,7 @@ def test_the_unused_checker_finds_a_dead_function() -> None:
 
 
 # commands/: each verb translates its flags; modules it may share are flag helpers only.
-FLAG_HELPERS = {"common", "sim_args"}
+FLAG_HELPERS = {"common", "output", "sim_args"}
 
 
 def _verb_imports() -> set[tuple[str, str]]:

@@ -15,32 +15,37 @@ import importlib
 import os
 import re
 import sys
-import traceback
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from inferlab import __version__, signals
 from inferlab.errors import InferlabError
 
-# verb module -> imported only when its verb runs, so `inferlab floor` starts instantly.
-_VERBS = {
-    "floor": "floor",
-    "capacity": "capacity",
-    "cost": "cost",
-    "amdahl": "amdahl",
-    "models": "catalog",
-    "hardware": "catalog",
-    "probe": "probe",
-    "serve": "serve",
-    "bench": "bench",
-    "demo": "demo",
-    "report": "report",
-    "simulate": "simulate",
-    "plan": "plan",
-    "drill": "drill",
-    "scrape": "scrape",
-    "engine-bench": "engine_bench",
-    "profile": "profile",
-    "watch": "watch",
+# verb -> (its module in commands/, its one line in `inferlab --help`). The module is
+# imported only when its verb runs (or its own --help is asked), so `inferlab floor` and
+# `inferlab --help` start instantly; tests/commands/test_verb_imports.py checks each line
+# here against the one its module gives argparse.
+VERBS: dict[str, tuple[str, str]] = {
+    "floor": ("floor", "the decode floor: step time, tok/s, bound, prefill, MBU"),
+    "capacity": ("capacity", "max batch that fits: weights + KV + reserve <= memory"),
+    "cost": ("cost", "$ per million tokens at one or two operating points"),
+    "amdahl": ("amdahl", "overall speedup of FRACTION:SPEEDUP optimisations"),
+    "models": ("catalog", "list model presets with parameters, bytes and sources"),
+    "hardware": ("catalog", "list hardware with bandwidth, FLOPS, memory and sources"),
+    "probe": ("probe", "measure this machine's memory bandwidth and FLOPS"),
+    "serve": ("serve", "run the embedded llama.cpp server (SmolLM2-135M Q4_1)"),
+    "bench": ("bench", "benchmark an OpenAI-compatible server honestly"),
+    "demo": ("demo", "probe, serve SmolLM2 locally, sweep, report (a few minutes)"),
+    "report": (
+        "report",
+        "re-render a run's report, or read another tool's result file against the floor",
+    ),
+    "simulate": ("simulate", "simulate a serving scheduler under a load"),
+    "plan": ("plan", "fleet size for a request rate under an SLO, priced"),
+    "drill": ("drill", "flash cards with fresh numbers, graded, with a history"),
+    "scrape": ("scrape", "read a server's /metrics once, normalised across engines"),
+    "engine-bench": ("engine_bench", "llama.cpp's own step time per batch and prefill (no server)"),
+    "profile": ("profile", "profile a served engine's step once (for predictions)"),
+    "watch": ("watch", "live MBU, MFU, tok/s, batch, KV, TTFT/TPOT of a server"),
 }
 
 # A value that starts with "-" but is a number to a human: -1, -1/s, -.5, -1e3, -inf, -16GB.
@@ -55,19 +60,55 @@ class UsageError(Exception):
         self.prog = prog
 
 
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size() reads it (COLUMNS, else the
+    terminal, else 80), without importing shutil: its bz2 and lzma cost every start."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80 if stdout else 80
+    except (ValueError, OSError):  # not a terminal, or no file behind stdout
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own layout, at the width argparse itself would choose."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but an error is one line naming the flag, not the whole usage block, and
     `-1/s`, `-0.5:2`, `-inf` are values (argparse only knows `-1` and `-1.5`)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._negative_number_matcher = _NEGATIVE_VALUE
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """argparse makes a formatter for every flag it adds (to check it): ours needs no shutil."""
+        if self.formatter_class is argparse.HelpFormatter:
+            return _Formatter(self.prog)
+        return super()._get_formatter()
+
+    @property
+    def _negative_number_matcher(self) -> re.Pattern[str]:
+        return _NEGATIVE_VALUE
+
+    @_negative_number_matcher.setter
+    def _negative_number_matcher(self, _: re.Pattern[str]) -> None:
+        """argparse sets its own (plain numbers only) as it starts: ours stays."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(self.prog, message)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser. None: every verb's own (all their modules imported). A verb: its own
+    alone (with its module's other verbs), nothing else imported. Anything else, as "":
+    every verb listed by name and help, for `inferlab --help`, no verb module imported."""
     parser = _Parser(
         prog="inferlab",
         description="The physics of LLM inference speed: floor, measure, compare, simulate.",
@@ -75,18 +116,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"inferlab {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     sub.required = True
-    seen: set[str] = set()
-    for verb, module in _VERBS.items():
-        if module in seen or (only is not None and verb != only):
-            continue
-        try:
-            mod = importlib.import_module(f"inferlab.commands.{module}")
-        except ModuleNotFoundError as e:
-            if e.name == f"inferlab.commands.{module}":
-                continue  # verb not built yet
-            raise
-        seen.add(module)
-        mod.add_parser(sub)
+    wanted = VERBS[only][0] if only in VERBS else None
+    built: set[str] = set()
+    for verb, (module, help_line) in VERBS.items():
+        if only is not None and wanted is None:
+            sub.add_parser(verb, help=help_line)  # listed; its flags unknown until it runs
+        elif module not in built and (wanted is None or module == wanted):
+            built.add(module)
+            importlib.import_module(f"inferlab.commands.{module}").add_parser(sub)
     return parser
 
 
@@ -122,17 +159,24 @@ def glue_negative_values(argv: list[str], value_flags: set[str]) -> list[str]:
 
 
 def _verb_of(argv: list[str]) -> str | None:
-    return next((a for a in argv if not a.startswith("-")), None)
+    """The first word; None when there is none or the top level's own --help comes first
+    (`inferlab -h floor` lists every verb)."""
+    for a in argv:
+        if a in ("-h", "--help"):
+            return None
+        if not a.startswith("-"):
+            return a
+    return None
 
 
 def _parse(argv: list[str]) -> argparse.Namespace | int:
     verb = _verb_of(argv)
-    parser = build_parser(verb if verb in _VERBS else None)
+    parser = build_parser(verb if verb in VERBS else "")
     if not argv:  # no arguments at all: the usage is the answer
         parser.print_help(sys.stderr)
         return 2
     argv = glue_negative_values(argv, _value_flags(parser, verb))
-    hint = f"inferlab {verb} --help" if verb in _VERBS else "inferlab --help"
+    hint = f"inferlab {verb} --help" if verb in VERBS else "inferlab --help"
     try:
         args, extra = parser.parse_known_args(argv)
     except UsageError as e:
@@ -168,6 +212,8 @@ def _broken_pipe() -> int:
 
 def _internal_error(verb: str, e: BaseException) -> int:
     if os.environ.get("INFERLAB_DEBUG"):
+        import traceback  # only for a bug, asked for: not on every start
+
         traceback.print_exception(e, file=sys.stderr)
     first = str(e).splitlines()[0] if str(e) else ""
     print(

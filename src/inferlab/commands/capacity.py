@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from inferlab.argtypes import BYTES, POSITIVE_INT
-from inferlab.commands.common import add_hardware, add_model, add_output, emit, resolve_cost, table
+from inferlab.commands.common import add_hardware, add_model, resolve_cost
+from inferlab.commands.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.capacity import capacity
 from inferlab.specs.stated import hardware_from

@@ -1,23 +1,13 @@
-"""Arguments shared by verbs (model, hardware, output), read into specs (specs/stated.py)."""
+"""Arguments shared by verbs (model, hardware), read into specs (specs/stated.py)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
 
 from inferlab.argtypes import BANDWIDTH, BYTES, COUNT, FLOPS, whole
-from inferlab.jsonio import dumps
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 from inferlab.specs.stated import cost_from, hardware_from
-
-
-def add_output(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print one JSON object (keys carry units)")
-    p.add_argument(
-        "--explain", action="store_true", help="print the derivation, numbers plugged in"
-    )
 
 
 def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -58,21 +48,3 @@ def resolve_cost(args: argparse.Namespace) -> ModelCost:
 
 def resolve_hardware(args: argparse.Namespace) -> HardwareSpec:
     return hardware_from(args.hardware, args.bandwidth, args.flops, args.memory, args.tp)
-
-
-def emit(
-    args: argparse.Namespace, data: dict[str, Any], text: list[str], explain: list[str]
-) -> None:
-    """--json prints the object; otherwise the text, and the derivation with --explain."""
-    if args.json:
-        sys.stdout.write(dumps(data) + "\n")  # strict: a non-finite number prints as null
-        return
-    if args.explain and explain:
-        print("\n".join(explain))
-        print()
-    print("\n".join(text))
-
-
-def table(rows: list[tuple[str, str]]) -> list[str]:
-    width = max((len(k) for k, _ in rows), default=0)
-    return [f"{k:<{width}}  {v}" for k, v in rows]

@@ -7,18 +7,10 @@ import math
 from typing import Any
 
 from inferlab.argtypes import FRACTION, NONNEG, NONNEG_INT, POSITIVE, POSITIVE_INT, TIME
-from inferlab.commands.common import (
-    add_hardware,
-    add_model,
-    add_output,
-    emit,
-    resolve_cost,
-    resolve_hardware,
-    table,
-)
+from inferlab.commands.common import add_hardware, add_model, resolve_cost, resolve_hardware
+from inferlab.commands.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.decode import DecodePoint, decode_point
-from inferlab.physics.levers import Speculation
 from inferlab.physics.roofline import launch_overhead_s
 from inferlab.report.floor_text import FloorQuery, floor_sections
 
@@ -82,6 +74,8 @@ def query(args: argparse.Namespace) -> FloorQuery:
     if args.levers:
         if args.draft_tokens < 1 or not 0 <= args.acceptance <= 1 or args.draft_cost < 0:
             raise InferlabError("--draft-tokens >= 1, --acceptance in [0, 1], --draft-cost >= 0")
+        from inferlab.physics.levers import Speculation  # only with --levers: a quick start
+
         spec = Speculation(args.draft_tokens, args.acceptance, args.draft_cost)
     return FloorQuery(
         cost=cost,

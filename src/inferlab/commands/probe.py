@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from inferlab.argtypes import BYTES, whole
-from inferlab.commands.common import add_output, emit, table
+from inferlab.commands.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_flops
 

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from inferlab.argtypes import TIME
-from inferlab.commands.common import table
+from inferlab.commands.output import table
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.physics.capacity import capacity
 from inferlab.physics.decode import DecodePoint, compute_bound_batch, decode_point
-from inferlab.physics.levers import Speculation, levers
 from inferlab.physics.measured import check_claim, utilisation
-from inferlab.physics.prefill import prefill_stall
-from inferlab.physics.price import price_per_million
 from inferlab.physics.roofline import ridge_point
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
@@ -28,6 +25,9 @@ from inferlab.units import fmt_bytes_iec
 from inferlab.units import fmt_flops as ffl
 from inferlab.units import fmt_pct as fpct
 from inferlab.units import fmt_time as ft
+
+if TYPE_CHECKING:  # the optional questions' physics loads when one is asked (a quick start)
+    from inferlab.physics.levers import Speculation
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +209,8 @@ def prefill_section(pt: Point) -> Section:
     q, hw = pt.q, pt.q.hw
     if not q.prompt_tokens:
         return Section()
+    from inferlab.physics.prefill import prefill_stall
+
     streams = q.streams or q.batch
     pf = prefill_stall(
         q.cost, hw, q.prompt_tokens, streams, q.context, q.chunk_tokens, q.overhead_s
@@ -295,6 +297,8 @@ def price_section(pt: Point) -> Section:
     q, p = pt.q, pt.p
     if q.usd_per_gpu_hour is None:
         return Section()
+    from inferlab.physics.price import price_per_million
+
     usd_h = q.usd_per_gpu_hour
     price = price_per_million(usd_h, p.tokens_per_s_total, q.tp)
     usd = price.usd_per_million_tokens
@@ -342,6 +346,8 @@ def levers_section(pt: Point) -> Section:
     q = pt.q
     if q.speculation is None:
         return Section()
+    from inferlab.physics.levers import levers
+
     _, effects = levers(q.cost, q.hw, q.batch, q.context, q.overhead_s, q.speculation)
     d = {
         "levers": [

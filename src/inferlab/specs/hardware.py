@@ -6,17 +6,16 @@ load time. `this-machine` is what `inferlab probe` measured, read from the cache
 
 from __future__ import annotations
 
-import difflib
-import json
 import math
 import os
-import tomllib
 from dataclasses import dataclass, replace
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import SpecError
+from inferlab.specs.datafiles import read_catalogue
+
+if TYPE_CHECKING:  # a catalogue entry needs no path: pathlib loads for this-machine only
+    from pathlib import Path
 
 THIS_MACHINE = "this-machine"
 
@@ -57,6 +56,8 @@ def cache_dir() -> Path:
     base = os.environ.get("INFERLAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "inferlab"
     )
+    from pathlib import Path
+
     return Path(base)
 
 
@@ -83,8 +84,7 @@ def _check(key: str, e: dict[str, Any]) -> HardwareSpec:
 
 
 def catalogue() -> dict[str, HardwareSpec]:
-    text = resources.files("inferlab.specs").joinpath("data/hardware.toml").read_text()
-    return {k: _check(k, v) for k, v in tomllib.loads(text).items()}
+    return {k: _check(k, v) for k, v in read_catalogue("hardware.toml").items()}
 
 
 def load_this_machine() -> HardwareSpec:
@@ -93,6 +93,8 @@ def load_this_machine() -> HardwareSpec:
         raise SpecError(
             f"no measurement of this machine yet: run `inferlab probe` first (it saves {path})"
         )
+    import json  # only here: the catalogue is TOML
+
     try:
         d = json.loads(path.read_text(encoding="utf-8"))
         hw = HardwareSpec(
@@ -124,6 +126,8 @@ def get_hardware(name: str) -> HardwareSpec:
         return load_this_machine()
     cat = catalogue()
     if key not in cat:
+        import difflib  # only to word the refusal
+
         close = difflib.get_close_matches(key, [*cat, THIS_MACHINE], n=3, cutoff=0.4)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise SpecError(

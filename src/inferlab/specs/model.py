@@ -7,16 +7,16 @@ GGUF files are read by `specs.gguf_file`; `specs.resolve` picks the reader for a
 
 from __future__ import annotations
 
-import difflib
-import json
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import SpecError
+from inferlab.specs.datafiles import read_catalogue
+
+if TYPE_CHECKING:  # a preset needs no path: pathlib is imported by who reads a file
+    from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,18 +161,18 @@ _INT_FIELDS = {
 MAX_FIELD = 10**9  # no real layer count, width, vocabulary or context comes near
 
 
-def _whole_in_range(v: Any) -> bool:
+def _whole_in_range(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_FIELD
 
 
-def _short(v: Any) -> str:
+def _short(v: object) -> str:
     text = repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+@cache  # read once a process: `inferlab models` asks for every preset in turn
 def _load_presets() -> dict[str, dict[str, Any]]:
-    text = resources.files("inferlab.specs").joinpath("data/models.toml").read_text()
-    return tomllib.loads(text)
+    return read_catalogue("models.toml")
 
 
 def preset_names() -> list[str]:
@@ -206,6 +206,8 @@ def load_preset(name: str) -> ModelSpec:
     presets = _load_presets()
     key = name.strip().lower()
     if key not in presets:
+        import difflib  # only to word the refusal
+
         close = difflib.get_close_matches(key, presets, n=3, cutoff=0.5)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise SpecError(
@@ -223,6 +225,8 @@ _NON_GATED = {"gpt2", "gpt_neox", "opt", "gptj", "bloom", "falcon", "phi"}
 
 def from_hf_config(path: Path) -> ModelSpec:
     """Read a config.json (or a folder holding one) offline; no remote code runs."""
+    import json  # only here: a preset or a stated model reads no JSON
+
     cfg_path = path / "config.json" if path.is_dir() else path
     try:
         cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
@@ -241,7 +245,7 @@ def from_hf_config(path: Path) -> ModelSpec:
     if "text_config" in cfg and isinstance(cfg["text_config"], dict):
         cfg = {**cfg, **cfg["text_config"]}
 
-    def get(*keys: str, default: Any = None) -> Any:
+    def get(*keys: str, default: object = None) -> object:
         for k in keys:
             if cfg.get(k) is not None:
                 return cfg[k]
@@ -272,7 +276,7 @@ def from_hf_config(path: Path) -> ModelSpec:
     return _from_fields(name or "config", str(cfg_path), f)
 
 
-def _optional_fields(get: Callable[..., Any], f: dict[str, Any]) -> None:
+def _optional_fields(get: Callable[..., object], f: dict[str, Any]) -> None:
     """Head size, MoE, MLA and sliding-window fields, where the config has them."""
     head_dim = get("head_dim")
     if head_dim is not None:
