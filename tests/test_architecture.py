@@ -361,8 +361,8 @@ def test_the_unused_checker_finds_a_dead_function() -> None:
     assert unused({"m": src, "o": other}, {None: [caller], "o": [other]}) == ["m::dead"]
 
 
-# commands/: each verb translates its flags; modules it may share are flag helpers only.
-FLAG_HELPERS = {"common", "output", "sim_args"}
+# commands/: each verb (commands/<verb>.py) translates its flags; what verbs share are the
+# flag groups under commands/flags/, never another verb.
 
 
 def _verb_imports() -> set[tuple[str, str]]:
@@ -377,5 +377,115 @@ def _verb_imports() -> set[tuple[str, str]]:
 
 
 def test_no_verb_imports_another_verb() -> None:
-    wrong = {pair for pair in _verb_imports() if pair[1] not in FLAG_HELPERS}
+    wrong = _verb_imports()
     assert not wrong, f"a verb imports another verb's module (share a flag helper): {wrong}"
+
+
+# Only commands/ knows argparse: the library sees frozen configs, never a parsed Namespace.
+# The fake servers are programs of their own (`python -m inferlab.testing.fake_server`, which a
+# test starts as a process): their `main()` reads its own few flags.
+ARGPARSE_HOMES = ("commands/", "cli.py")
+ARGPARSE_EXEMPT = {
+    "testing/fake_server.py": "a standalone fake server's own command line (python -m)",
+    "testing/fake_steps.py": "a standalone fake llama-server's own command line (python -m)",
+}
+
+
+def _library_files() -> Iterator[tuple[str, ast.Module]]:
+    """(path relative to src/inferlab, tree) of every module outside commands/ and cli.py."""
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if not rel.startswith(ARGPARSE_HOMES):
+            yield rel, ast.parse(path.read_text())
+
+
+def _argparse_uses(tree: ast.AST) -> Iterator[str]:
+    """Imports of argparse and annotations that name a Namespace or a parser."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names):
+            yield f"line {node.lineno}: import argparse"
+        elif isinstance(node, ast.ImportFrom) and node.module == "argparse":
+            yield f"line {node.lineno}: from argparse import ..."
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            text = ast.unparse(node.annotation)
+            if "Namespace" in text or "ArgumentParser" in text:
+                yield f"line {node.lineno}: parameter {node.arg}: {text}"
+
+
+def test_only_commands_know_argparse() -> None:
+    wrong = [
+        f"{rel} {use}"
+        for rel, tree in _library_files()
+        if rel not in ARGPARSE_EXEMPT
+        for use in _argparse_uses(tree)
+    ]
+    assert not wrong, f"argparse outside commands/ (take a typed config instead): {wrong}"
+
+
+def _namespace_writes(tree: ast.AST) -> Iterator[str]:
+    """Attribute writes onto a parsed Namespace: to a parameter annotated Namespace (or a
+    name bound by parse_args()), by assignment, setattr or vars(...)[key] = ..."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and "Namespace" in ast.unparse(node.annotation or ast.Pass()):
+            names.add(node.arg)
+        elif isinstance(node, ast.Assign) and "parse_args(" in ast.unparse(node.value):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in ast.walk(tree):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AugAssign | ast.AnnAssign)
+            else []
+        )
+        for t in targets:
+            base = t.value if isinstance(t, ast.Attribute | ast.Subscript) else None
+            if isinstance(base, ast.Call) and ast.unparse(base.func) == "vars":
+                base = base.args[0] if base.args else None
+            if isinstance(base, ast.Name) and base.id in names:
+                yield f"line {node.lineno}: {ast.unparse(t)} = ..."
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "setattr" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Name) and first.id in names:
+                yield f"line {node.lineno}: {ast.unparse(node)}"
+
+
+def test_no_code_writes_onto_a_namespace() -> None:
+    """The parsed flags are read, never amended: what a command derives goes into its config."""
+    wrong = [
+        f"{path.relative_to(SRC).as_posix()} {w}"
+        for path in sorted(SRC.rglob("*.py"))
+        for w in _namespace_writes(ast.parse(path.read_text()))
+    ]
+    assert not wrong, f"a parsed Namespace written to: {wrong}"
+
+
+def test_no_library_module_imports_commands() -> None:
+    """Flag modules live in commands/; nothing below the CLI imports them (lazily or not)."""
+    wrong = [
+        f"{module} imports {imp}"
+        for module, path in MODULES.items()
+        if _package(module) != "commands" and module != "inferlab.cli"
+        for imp in _imports(path)
+        if imp.startswith("inferlab.commands")
+    ]
+    assert not wrong, wrong
+
+
+def test_the_argparse_checkers_find_what_they_forbid() -> None:
+    code = (
+        "import argparse\n"
+        "def stated_floor(args: argparse.Namespace) -> None:\n"
+        "    args.floor_note = 'x'\n"
+        "    setattr(args, 'y', 1)\n"
+        "    vars(args)['z'] = 2\n"
+        "def main() -> None:\n"
+        "    a = p.parse_args()\n"
+        "    a.port += 1\n"
+        "def fine(cfg) -> None:\n"
+        "    cfg.floor_note = 'x'\n"
+    )
+    tree = ast.parse(code)
+    assert len(list(_namespace_writes(tree))) == 4
+    assert len(list(_argparse_uses(tree))) == 2  # the import, the annotated parameter

@@ -27,6 +27,11 @@ class RunFolderError(InferlabError):
     """--out names a file, or a folder that already holds a run."""
 
 
+def default_out() -> Path:
+    """Where a run goes without --out: results/run-<date>-<time> under the current folder."""
+    return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
+
+
 def holds_run(folder: Path) -> bool:
     return folder.is_dir() and any((folder / m).exists() for m in RUN_MARKERS)
 

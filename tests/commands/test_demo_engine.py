@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from inferlab.commands.demo import demo_config
+from inferlab.commands.flags.demo import add_demo_args
 from inferlab.demo.config import DemoConfig
-from inferlab.demo.flags import add_demo_args
 from inferlab.demo.steps import engine_alone
 
 FIX = Path(__file__).parents[1] / "engines" / "fixtures"

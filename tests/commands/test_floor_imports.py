@@ -27,7 +27,7 @@ ARGV = {
 }
 
 _CLI = {"inferlab", "inferlab.cli", "inferlab.errors", "inferlab.signals"}
-_ANSWER = _CLI | {"inferlab.commands", "inferlab.commands.output"}
+_ANSWER = _CLI | {"inferlab.commands", "inferlab.commands.flags", "inferlab.commands.flags.output"}
 _CATALOGUES = {
     "inferlab.units",
     "inferlab.specs",
@@ -38,8 +38,8 @@ _CATALOGUES = {
     "inferlab.specs.model",
 }
 _SPEC_FLAGS = _CATALOGUES | {
-    "inferlab.argtypes",
-    "inferlab.commands.common",
+    "inferlab.commands.flags.argtypes",
+    "inferlab.commands.flags.common",
     "inferlab.specs.parallel",
     "inferlab.specs.resolve",
     "inferlab.specs.stated",
@@ -61,7 +61,12 @@ ALLOWED = {
     "floor --json": _FLOOR | {"inferlab.jsonio"},
     "capacity": _SPEC_FLAGS | {"inferlab.commands.capacity"},
     "cost": _ANSWER
-    | {"inferlab.argtypes", "inferlab.units", "inferlab.physics", "inferlab.physics.price"}
+    | {
+        "inferlab.commands.flags.argtypes",
+        "inferlab.units",
+        "inferlab.physics",
+        "inferlab.physics.price",
+    }
     | {"inferlab.commands.cost"},
     "amdahl": _ANSWER | {"inferlab.physics", "inferlab.physics.amdahl", "inferlab.commands.amdahl"},
     "models": _ANSWER | _CATALOGUES | {"inferlab.commands.catalog"},

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from inferlab.cli import build_parser
-from inferlab.commands.sim_args import step_choice
+from inferlab.commands.flags.sim import step_choice
 from inferlab.engine_result import EngineBench
 from inferlab.profile.record import load_profile
 from inferlab.rundir import load_summary

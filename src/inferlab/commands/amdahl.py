@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from inferlab.commands.output import add_output, emit, table
+from inferlab.commands.flags.output import add_output, emit, table
 from inferlab.physics.amdahl import amdahl, parse_parts
 
 

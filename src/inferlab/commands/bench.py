@@ -6,30 +6,30 @@ import argparse
 import sys
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
-from typing import Any
 
-from inferlab.bench.flags import add_parser_args
-from inferlab.bench.from_flags import bench_config, checked_inputs, default_out
+from inferlab.commands.flags.bench import add_parser_args
+from inferlab.commands.flags.bench_config import BenchInputs, bench_config, checked_inputs
 from inferlab.jsonio import dumps
-from inferlab.runfolder import claim_run_folder
+from inferlab.runfolder import claim_run_folder, default_out
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", help="benchmark an OpenAI-compatible server honestly")
     add_parser_args(p)
-    p.set_defaults(run=run, floor_note=None)
+    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    workload, floor = checked_inputs(args)
+    given = checked_inputs(args)
     with claim_run_folder(args.out or default_out(), args.overwrite, args.append_run) as out:
-        return _run_in(args, workload, floor, out)
+        return _run_in(args, given, out)
 
 
-def _run_in(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> int:
+def _run_in(args: argparse.Namespace, given: BenchInputs, out: Path) -> int:
     from inferlab.console.sweep import execute, exit_code, planned_hooks
 
-    cfg = bench_config(args, workload, floor, out)
+    cfg = bench_config(args, given, out)
+    workload = given.workload
     # --json: stdout holds the JSON alone; the progress, table and paths go to stderr.
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
         hooks = planned_hooks(cfg, workload)

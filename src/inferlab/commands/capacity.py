@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from inferlab.argtypes import BYTES, POSITIVE_INT
-from inferlab.commands.common import add_hardware, add_model, resolve_cost
-from inferlab.commands.output import add_output, emit, table
+from inferlab.commands.flags.argtypes import BYTES, POSITIVE_INT
+from inferlab.commands.flags.common import add_hardware, add_model, resolve_cost
+from inferlab.commands.flags.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.capacity import capacity
 from inferlab.specs.stated import hardware_from

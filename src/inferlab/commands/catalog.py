@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inferlab.commands.output import add_output, emit
+from inferlab.commands.flags.output import add_output, emit
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import catalogue, this_machine_path
 from inferlab.specs.model import load_preset, preset_names

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from inferlab.argtypes import POSITIVE, POSITIVE_INT
-from inferlab.commands.output import add_output, emit, table
+from inferlab.commands.flags.argtypes import POSITIVE, POSITIVE_INT
+from inferlab.commands.flags.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.price import price_per_million
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inferlab.bench.from_flags import check_sizes
+from inferlab.commands.flags.bench_config import check_sizes
+from inferlab.commands.flags.demo import add_demo_args
 from inferlab.demo.config import DemoConfig, TraceChoice, planned_sizes
-from inferlab.demo.flags import add_demo_args
 from inferlab.demo.run import run_demo
 from inferlab.errors import InferlabError
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inferlab.argtypes import TIME, int_list
+from inferlab.commands.flags.argtypes import TIME, int_list
 from inferlab.errors import InferlabError
 from inferlab.runfolder import result_folder
 

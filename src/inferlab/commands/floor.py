@@ -6,9 +6,16 @@ import argparse
 import math
 from typing import Any
 
-from inferlab.argtypes import FRACTION, NONNEG, NONNEG_INT, POSITIVE, POSITIVE_INT, TIME
-from inferlab.commands.common import add_hardware, add_model, resolve_cost, resolve_hardware
-from inferlab.commands.output import add_output, emit, table
+from inferlab.commands.flags.argtypes import (
+    FRACTION,
+    NONNEG,
+    NONNEG_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    TIME,
+)
+from inferlab.commands.flags.common import add_hardware, add_model, resolve_cost, resolve_hardware
+from inferlab.commands.flags.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.physics.decode import DecodePoint, decode_point
 from inferlab.physics.roofline import launch_overhead_s

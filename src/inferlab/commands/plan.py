@@ -6,9 +6,9 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from inferlab.argtypes import RATE, TIME
-from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
-from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
+from inferlab.commands.flags.argtypes import RATE, TIME
+from inferlab.commands.flags.load import LoadDefaults, add_load_flags, load_from_args
+from inferlab.commands.flags.sim import add_sim_args, limits_from, model_and_policy
 from inferlab.slo.search import DEFAULT_MAX_LEVELS
 
 if TYPE_CHECKING:  # the simulator (numpy) loads only when the verb runs

@@ -6,8 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from inferlab.argtypes import BYTES, whole
-from inferlab.commands.output import add_output, emit, table
+from inferlab.commands.flags.argtypes import BYTES, whole
+from inferlab.commands.flags.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_flops
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from inferlab.argtypes import whole
+from inferlab.commands.flags.argtypes import whole
 from inferlab.runfolder import result_folder
 
 

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.argtypes import real
-from inferlab.commands.common import add_hardware, add_model, resolve_hardware
+from inferlab.commands.flags.argtypes import real
+from inferlab.commands.flags.common import add_hardware, add_model, resolve_hardware
+from inferlab.commands.flags.slo import slo_text
 from inferlab.console.report_view import compare_all, show_peer, show_run
 from inferlab.report.inputs import read_input
-from inferlab.slo.flags import slo_text
 
 if TYPE_CHECKING:
     from inferlab.physics.floor import Floor

@@ -6,8 +6,8 @@ import argparse
 import time
 from typing import Any
 
-from inferlab.argtypes import TIME
-from inferlab.commands.output import table
+from inferlab.commands.flags.argtypes import TIME
+from inferlab.commands.flags.output import table
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

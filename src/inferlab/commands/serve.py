@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from inferlab import signals
-from inferlab.argtypes import whole
+from inferlab.commands.flags.argtypes import whole
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.errors import InferlabError
 

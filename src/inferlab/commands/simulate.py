@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab.argtypes import TIME
-from inferlab.commands.sim_args import add_sim_args, limits_from, model_and_policy
+from inferlab.commands.flags.argtypes import TIME
+from inferlab.commands.flags.load import LoadDefaults, add_load_flags, load_from_args
+from inferlab.commands.flags.sim import add_sim_args, limits_from, model_and_policy
+from inferlab.commands.flags.slo import add_slo_args, search_spec, slo_from
 from inferlab.errors import InferlabError
-from inferlab.load.flags import LoadDefaults, add_load_flags, load_from_args
-from inferlab.slo.flags import add_slo_args, search_spec, slo_from
 
 # simulate's defaults: an open loop runs 60 s; a closed loop sends one request per user.
 SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0, one_level=True)

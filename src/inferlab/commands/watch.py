@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.argtypes import TIME
-from inferlab.commands.common import add_hardware, add_model
+from inferlab.commands.flags.argtypes import TIME
+from inferlab.commands.flags.common import add_hardware, add_model
 from inferlab.errors import InferlabError
 from inferlab.specs.stated import cost_from, hardware_from
 

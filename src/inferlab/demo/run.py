@@ -9,12 +9,11 @@ from inferlab.demo.config import DemoConfig
 from inferlab.demo.steps import engine_alone, floor, machine_facts, probe
 from inferlab.demo.sweep import serve_and_sweep
 from inferlab.demo.trace import read_trace_level
-from inferlab.runfolder import claim_run_folder
+from inferlab.runfolder import claim_run_folder, default_out
 
 
 def run_demo(cfg: DemoConfig) -> int:
     """The whole demo in one folder: 0, or 1 with --strict and a warning."""
-    from inferlab.bench.from_flags import default_out
 
     # One run per folder; a demo refused or stopped before writing leaves nothing behind.
     with claim_run_folder(cfg.out or default_out(), cfg.overwrite, cfg.append_run) as out:

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.argtypes import BYTES, TIME, real
-from inferlab.commands.common import add_hardware, add_model, resolve_cost, resolve_hardware
+from inferlab.commands.flags.argtypes import BYTES, TIME, real
+from inferlab.commands.flags.common import add_hardware, add_model, resolve_cost, resolve_hardware
 
 if TYPE_CHECKING:
     from inferlab.sim.limits import Limits

@@ -8,18 +8,38 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from inferlab.bench.flags import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS
+from inferlab.commands.flags.bench import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS
+from inferlab.commands.flags.load import load_from_args
+from inferlab.commands.flags.slo import search_from, slo_from
 from inferlab.errors import InferlabError
-from inferlab.load.flags import load_from_args
-from inferlab.slo.flags import search_from, slo_from
 from inferlab.specs.stated import cost_from, hardware_from
 
+if TYPE_CHECKING:
+    from inferlab.bench.benchmark import BenchConfig
+    from inferlab.bench.fleet import WorkerOptions
+    from inferlab.load.spec import Level
+    from inferlab.load.workload import Workload
+    from inferlab.physics.floor import Floor
+    from inferlab.slo.search import MaxLoadSearch
+    from inferlab.specs.vocab_bpe import BpeCounter
 
-def resolve_floor(args: argparse.Namespace) -> Any:
+
+@dataclass(frozen=True, slots=True)
+class BenchInputs:
+    """What bench's flags name, read and checked before any run folder is made."""
+
+    workload: Workload
+    floor: Floor | None
+    floor_note: str | None  # how bench found the floor itself, or which flag gives MBU
+    prompt_words: tuple[str, ...]  # --prompts FILE's words
+    tokenizer: BpeCounter | None  # --tokenizer FILE
+
+
+def resolve_floor(args: argparse.Namespace) -> Floor | None:
     from inferlab.physics.floor import Floor
 
     model = args.floor_model or args.floor_gguf
@@ -37,7 +57,7 @@ def resolve_floor(args: argparse.Namespace) -> Any:
 MIN_RATE_PER_S, MAX_RATE_PER_S = 1e-3, 1e6
 
 
-def workload_from(args: argparse.Namespace) -> Any:
+def workload_from(args: argparse.Namespace) -> Workload:
     """The load flags as a Workload (load/flags.py), with bench's own bounds."""
     # 1/rate is the mean gap: below 0.001/s one level takes days (and 1e-300/s overflows).
     if args.rate and not all(MIN_RATE_PER_S <= r <= MAX_RATE_PER_S for r in args.rate):
@@ -68,13 +88,9 @@ def check_sizes(args: argparse.Namespace) -> None:
         )
 
 
-def default_out() -> Path:
-    return Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
-
-
 def worker_options(
-    args: argparse.Namespace, levels: list[Any], floor: Any, output_tokens: int
-) -> Any:
+    args: argparse.Namespace, levels: list[Level], floor: Floor | None, output_tokens: int
+) -> WorkerOptions:
     """--workers / --ray as WorkerOptions; auto measured here (printed to stderr)."""
     from inferlab.bench.autosize import auto_workers, expected_tokens_per_s, ingest_events_per_cpu_s
     from inferlab.bench.fleet import WorkerOptions
@@ -94,7 +110,7 @@ def worker_options(
     return WorkerOptions(count, args.ray)
 
 
-def search_of(args: argparse.Namespace) -> Any:
+def search_of(args: argparse.Namespace) -> MaxLoadSearch | None:
     """--find-max-load's search (None without it); --concurrency/--rate give its range."""
     kind = args.find_max_load
     if kind is None:
@@ -108,17 +124,17 @@ def search_of(args: argparse.Namespace) -> Any:
     return search_from(args, args.rate, MAX_RATE_PER_S)
 
 
-def stated_floor(args: argparse.Namespace) -> Any:
-    """No --floor-* flags: the floor of a local server's own GGUF, or which flag gives MBU
-    (one line on stderr, kept as an info warning in the summary)."""
+def stated_floor(args: argparse.Namespace) -> tuple[Floor | None, str | None]:
+    """No --floor-* flags: the floor of a local server's own GGUF, and the line that says
+    how it was found or which flag gives MBU (said once the server accepts the run, and
+    kept as an info warning in the summary)."""
     from inferlab.bench.autofloor import auto_floor
 
     auto = auto_floor(args.url, os.environ.get(args.api_key_env))
-    args.floor_note = auto.line  # said once the server accepts the run (console.progress)
-    return auto.floor
+    return auto.floor, auto.line
 
 
-def _local_tokenizer(path: Path | None) -> Any:
+def _local_tokenizer(path: Path | None) -> BpeCounter | None:
     if path is None:
         return None
     from inferlab.specs.vocab_bpe import load_counter
@@ -126,13 +142,13 @@ def _local_tokenizer(path: Path | None) -> Any:
     return load_counter(path)
 
 
-def _inputs(args: argparse.Namespace) -> dict[str, Any]:
+def _inputs(args: argparse.Namespace, tokenizer: BpeCounter | None) -> dict[str, str]:
     """The files behind the prompts, for the summary's `extra`."""
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     if args.prompts is not None:
         out["prompts_file"] = str(args.prompts)
-    if args.local_tokenizer is not None:
-        out["tokenizer"] = f"{args.local_tokenizer.source}, where the server has no /tokenize"
+    if tokenizer is not None:
+        out["tokenizer"] = f"{tokenizer.source}, where the server has no /tokenize"
     return out
 
 
@@ -144,12 +160,12 @@ def _prompt_words(args: argparse.Namespace) -> tuple[str, ...]:
     return read_prompt_words(args.prompts)
 
 
-def bench_config(args: argparse.Namespace, workload: Any, floor: Any, out: Path) -> Any:
+def bench_config(args: argparse.Namespace, given: BenchInputs, out: Path) -> BenchConfig:
     """The flags as one BenchConfig (bench/benchmark.py)."""
     from inferlab.bench.benchmark import BenchConfig
     from inferlab.engines.llama_bench import load_engine_bench
 
-    levels = list(workload.levels)
+    workload, floor = given.workload, given.floor
     return BenchConfig(
         url=args.url,
         model=args.model,
@@ -167,24 +183,24 @@ def bench_config(args: argparse.Namespace, workload: Any, floor: Any, out: Path)
         scrape=not args.no_scrape,
         metrics_url=args.metrics_url,
         engine=load_engine_bench(args.engine_baseline) if args.engine_baseline else None,
-        workers=worker_options(args, levels, floor, workload.mean_tokens()[1]),
+        workers=worker_options(args, list(workload.levels), floor, workload.mean_tokens()[1]),
         slo=slo_from(args),
         search=search_of(args),
         max_event_bytes=args.max_event_bytes,
-        floor_note=args.floor_note,
+        floor_note=given.floor_note,
         keep_going=args.keep_going,
         settle_slots=args.settle_slots,
-        prompt_corpus=args.prompt_words,
-        tokenizer=args.local_tokenizer,
-        extra=_inputs(args),
+        prompt_corpus=given.prompt_words,
+        tokenizer=given.tokenizer,
+        extra=_inputs(args, given.tokenizer),
         extra_body_json=args.extra_body or "",
         headers=tuple(args.header),
     )
 
 
-def checked_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The flags checked and read (workload, floor) before any run folder is made: a bad
-    one is refused in one line."""
+def checked_inputs(args: argparse.Namespace) -> BenchInputs:
+    """The flags checked and read (workload, floor, prompt files) before any run folder is
+    made: a bad one is refused in one line."""
     check_sizes(args)
     workload = workload_from(args)
     slo_from(args)  # refuse a bad SLO or search before any folder is made
@@ -196,11 +212,11 @@ def checked_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
         top = Level("concurrency", min(search.upper, float(MAX_STREAMS)))
         workload = dataclasses.replace(workload, levels=(top,))
-    args.prompt_words = _prompt_words(args)
-    args.local_tokenizer = _local_tokenizer(args.tokenizer)
+    words, tokenizer = _prompt_words(args), _local_tokenizer(args.tokenizer)
     if args.csv is not None and not args.csv.parent.is_dir():
         raise InferlabError(f"--csv {args.csv}: no folder {args.csv.parent}")
     floor = resolve_floor(args)  # refuse a bad floor before any folder is made
+    note = None
     if floor is None:
-        floor = stated_floor(args)
-    return workload, floor
+        floor, note = stated_floor(args)
+    return BenchInputs(workload, floor, note, words, tokenizer)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from inferlab.argtypes import TIME, int_list, real, whole
-from inferlab.bench.flags import add_honesty_args, add_run_folder_args
+from inferlab.commands.flags.argtypes import TIME, int_list, real, whole
+from inferlab.commands.flags.bench import add_honesty_args, add_run_folder_args
+from inferlab.commands.flags.load import DEFAULT_BLOCK_TOKENS
+from inferlab.commands.flags.slo import slo_text
 from inferlab.console.predict_text import SLO_WHY
 from inferlab.demo.slo import DEMO_SLO
 from inferlab.demo.trace import DEMO_LENGTH_SCALE
-from inferlab.load.flags import DEFAULT_BLOCK_TOKENS
-from inferlab.slo.flags import slo_text
 
 
 def add_demo_args(p: argparse.ArgumentParser) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from inferlab.argtypes import BANDWIDTH, BYTES, COUNT, FLOPS, whole
+from inferlab.commands.flags.argtypes import BANDWIDTH, BYTES, COUNT, FLOPS, whole
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 from inferlab.specs.stated import cost_from, hardware_from

@@ -6,10 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
-from inferlab.argtypes import BANDWIDTH, FLOPS, TIME, real, unit_arg, whole
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
-from inferlab.load.flags import LoadDefaults, add_load_flags
-from inferlab.slo.flags import add_slo_args
+from inferlab.commands.flags.argtypes import BANDWIDTH, FLOPS, TIME, real, unit_arg, whole
+from inferlab.commands.flags.load import LoadDefaults, add_load_flags
+from inferlab.commands.flags.slo import add_slo_args
 from inferlab.units import parse_bytes, parse_duration
 
 MAX_STREAMS = 10_000  # concurrent streams / connections one client process can honestly drive

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from inferlab.cli import _parse
+from inferlab.commands.flags.load import LoadDefaults, load_from_args
 from inferlab.errors import InferlabError
-from inferlab.load.flags import LoadDefaults, load_from_args
 from inferlab.load.spec import Requests
 from inferlab.load.workload import Workload
 

@@ -7,7 +7,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING
 
-from inferlab.argtypes import real, whole
+from inferlab.commands.flags.argtypes import real, whole
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
