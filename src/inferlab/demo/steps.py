@@ -4,16 +4,21 @@ engine measured alone (llama.cpp's own benchmarks) before any server starts."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab.demo.config import DemoConfig
 from inferlab.errors import InferlabError
+
+if TYPE_CHECKING:
+    from inferlab.engine_result import EngineBench
+    from inferlab.physics.floor import Floor
+    from inferlab.probe.machine import ProbeResult
 
 # The engine-alone measurement's budget: the demo stays within a few minutes.
 ENGINE_TIMEOUT_S, ENGINE_TIMEOUT_QUICK_S = 300.0, 90.0
 
 
-def probe(quick: bool) -> Any:
+def probe(quick: bool) -> ProbeResult:
     """Step 1: this machine's read bandwidth and FLOPS, saved as `this-machine`."""
     from inferlab.probe.machine import run_probe, save
     from inferlab.units import fmt_bandwidth
@@ -34,7 +39,7 @@ def probe(quick: bool) -> Any:
     return pr
 
 
-def floor(gguf: Path, prompt_tokens: int, output_tokens: int) -> Any:
+def floor(gguf: Path, prompt_tokens: int, output_tokens: int) -> Floor:
     """Step 2: the floor for the served GGUF's real tensor bytes on this machine, at one
     stream and the sweep's mean context: the figure the c=1 row and the reading state."""
     from inferlab.metrics.compare import compare_at
@@ -61,7 +66,7 @@ def floor(gguf: Path, prompt_tokens: int, output_tokens: int) -> Any:
 
 def engine_alone(
     cfg: DemoConfig, gguf: Path, threads: int, out: Path
-) -> tuple[Any, dict[str, str]]:
+) -> tuple[EngineBench | None, dict[str, str]]:
     """llama.cpp's own benchmarks before the sweep, same model, threads, context and lengths.
 
     Returns the result (None if it cannot run: one line says why, and the demo goes on
@@ -103,7 +108,7 @@ def engine_alone(
     return eb, {"engine_alone": f"{line} ({RESULT_NAME})"}
 
 
-def machine_facts(pr: Any, threads: int, cores: int) -> dict[str, Any]:
+def machine_facts(pr: ProbeResult, threads: int, cores: int) -> dict[str, Any]:
     """Facts the report shows beside the sweep: the core split and the probe's figures."""
     return {
         "server_threads": threads,

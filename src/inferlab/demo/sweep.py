@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferlab import signals
 from inferlab.console.predict_text import prediction_lines, slo_line
@@ -17,33 +17,51 @@ from inferlab.demo.trace import demo_trace, trace_context_tokens, trace_line, wi
 from inferlab.errors import InferlabError
 from inferlab.load.workload import Workload
 
+if TYPE_CHECKING:
+    from inferlab.bench.benchmark import BenchConfig, BenchResult
+    from inferlab.demo.profiled import ProfiledPlan
+    from inferlab.engine_result import EngineBench
+    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+    from inferlab.load.spec import Level
+    from inferlab.load.workload import TraceLoad
+    from inferlab.physics.floor import Floor
+    from inferlab.records import RequestRecord
+    from inferlab.summary import Predicted
+    from inferlab.watch.background import BackgroundWatch
+
 
 class WatchServer(ProgressHooks):
     """Progress bars, and a clear stop if the server dies mid-sweep."""
 
-    def __init__(self, server: Any, watch: Any = None) -> None:
+    def __init__(self, server: LlamaServer, watch: BackgroundWatch | None = None) -> None:
         super().__init__()
         self.server = server
         self.watch = watch  # inferlab watch beside the sweep: its live numbers on the bar
         self.label = ""
 
-    def level_start(self, level: Any, measured: int, warmup: int = 0) -> None:
+    def level_start(self, level: Level, measured: int, warmup: int = 0) -> None:
         super().level_start(level, measured, warmup)
         self.label = f"{level.label:>10}"
 
-    def request_done(self, rec: Any) -> None:
+    def request_done(self, rec: RequestRecord) -> None:
         super().request_done(rec)
         if self.watch is not None and self.task is not None:
             self.progress.update(self.task, description=f"{self.label} · {self.watch.status()}")
         if rec.error and not self.server.alive():
             raise InferlabError(
-                f"llama-server crashed mid-sweep (exit code {self.server.proc.returncode}); "
+                f"llama-server crashed mid-sweep (exit code {self.server.returncode()}); "
                 f"partial results are kept; last lines of {self.server.log_path}:\n"
                 f"{self.server.log_tail(8)}"
             )
 
 
-def sweep_config(cfg: DemoConfig, out: Path, floor: Any, extra: dict[str, Any], engine: Any) -> Any:
+def sweep_config(
+    cfg: DemoConfig,
+    out: Path,
+    floor: Floor,
+    extra: dict[str, Any],
+    engine: EngineBench | None,
+) -> BenchConfig:
     """The sweep as bench runs it (its address set once the server is up)."""
     from inferlab.bench.benchmark import BenchConfig
     from inferlab.load.spec import Level
@@ -73,17 +91,22 @@ def sweep_config(cfg: DemoConfig, out: Path, floor: Any, extra: dict[str, Any], 
 
 
 def predict_first(
-    bench: Any, opts: Any, trace: Any, engine: Any, slo_given: bool
-) -> dict[str, Any]:
+    bench: BenchConfig,
+    opts: ServerOptions,
+    trace: TraceLoad | None,
+    engine: EngineBench | None,
+    slo_given: bool,
+) -> dict[str, Predicted]:
     """Before any request: the Poisson level at 70 % of the predicted capacity, the
     trace level, and every level predicted from the engine alone (printed)."""
     from inferlab.demo.levels import poisson_level
     from inferlab.sim.predict import describe_source, make_predictor, predict_levels
 
     pr = make_predictor(engine, opts.parallel, opts.parallel * opts.ctx_per_slot, bench.slo)
-    bench.extra["slo"] = slo_line(bench.slo, slo_given)
-    print(f"    {bench.extra['slo']}", flush=True)
-    preds: dict[str, Any] = {}
+    if bench.slo is not None:  # the demo's sweep always has one (demo_slo)
+        bench.extra["slo"] = slo_line(bench.slo, slo_given)
+        print(f"    {bench.extra['slo']}", flush=True)
+    preds: dict[str, Predicted] = {}
     if pr is not None:
         try:
             rate, how = poisson_level(pr, bench.workload, max(bench.levels, key=lambda x: x.value))
@@ -103,8 +126,13 @@ def predict_first(
 
 
 def serve_and_sweep(
-    cfg: DemoConfig, out: Path, gguf: Path, floor: Any, extra: dict[str, Any], engine: Any
-) -> Any:
+    cfg: DemoConfig,
+    out: Path,
+    gguf: Path,
+    floor: Floor,
+    extra: dict[str, Any],
+    engine: EngineBench | None,
+) -> BenchResult:
     """Step 3: predict every level, then llama-server on all cores but one, the sweep."""
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
 
@@ -145,8 +173,12 @@ def serve_and_sweep(
 
 
 def _measured(
-    cfg: DemoConfig, bench: Any, srv: Any, opts: Any, floor_engine: tuple[Any, Any]
-) -> tuple[Any, Any, str | None]:
+    cfg: DemoConfig,
+    bench: BenchConfig,
+    srv: LlamaServer,
+    opts: ServerOptions,
+    floor_engine: tuple[Floor, EngineBench | None],
+) -> tuple[BenchResult, ProfiledPlan | None, str | None]:
     """On the running server: its profile and predictions, the sweep with `inferlab watch`
     beside it (live MBU on the progress bar, recorded for the report), the max load."""
     from inferlab.console.sweep import execute

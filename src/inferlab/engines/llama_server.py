@@ -165,6 +165,10 @@ class LlamaServer:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def returncode(self) -> int | None:
+        """The exit code once the server has ended (None: still running, or never started)."""
+        return None if self.proc is None else self.proc.returncode
+
     def log_tail(self, lines: int = 15) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
