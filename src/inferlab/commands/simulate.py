@@ -84,13 +84,14 @@ def config_from(args: argparse.Namespace) -> SimConfig:
     workload = load_from_args(args, SIM_LOAD)
     if level is not None:
         workload = dataclasses.replace(workload, levels=(level,))
+    if args.find_max_load:  # a search picks its own levels
+        workload = dataclasses.replace(workload, levels=())
     _, sm, policy = model_and_policy(args)
     given = [float(args.users)] if args.users is not None else None
     return SimConfig(
         sm.model,
         policy,
         workload,
-        levels=() if args.find_max_load else workload.levels,  # a search picks its own
         slo=slo_from(args),
         limits=limits,
         injected=tuple(args.inject_prompt),

@@ -40,8 +40,8 @@ class SimConfig:
 
     model: StepTimeModel
     policy: Policy
-    workload: Workload | None = None  # lengths, arrivals, seed, requests per level (load/)
-    levels: tuple[Level, ...] = ()
+    # The one load description (load/): levels, lengths, arrivals, seed, requests per level.
+    workload: Workload | None = None
     slo: Slo | None = None
     limits: Limits = Limits()
     injected: tuple[str, ...] = ()  # one-off prompts, TOKENS@TIME (e.g. 8000@2s)
@@ -53,6 +53,11 @@ class SimConfig:
     command: tuple[str, ...] = ()  # as summary.json states it
     search: SearchSpec | None = None  # --find-max-load: the search picks the levels
     costs: RequestCosts = NO_COSTS  # per-request serving costs beside the steps (a profile's)
+
+    @property
+    def levels(self) -> tuple[Level, ...]:
+        """The load's levels (none for a search: it picks its own)."""
+        return self.workload.levels if self.workload is not None else ()
 
 
 @dataclass(frozen=True, slots=True)
