@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from array import array
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -37,7 +38,7 @@ from inferlab.sim.policies import make_scheduler
 from inferlab.sim.policies.base import BatchScheduler
 from inferlab.sim.request import DECODE, PLAIN, RequestModel, SimRequest
 from inferlab.sim.running import Running
-from inferlab.sim.scheduler import Batch, Policy, Scheduler
+from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy, Scheduler
 from inferlab.sim.steptime import DecodeBatch, StepTimeModel
 from inferlab.sim.users import Chats, ChatUsers, ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
@@ -45,6 +46,7 @@ from inferlab.sim.workload import Arrival
 NO_DECODES = DecodeBatch(0, 0, list)
 ROWS_BUFFERED = 1 << 16  # timeline values held in a list before they move to the array
 NO_PREFILL: tuple[tuple[int, int], ...] = ()  # the decode-only steps share it
+NO_CAP = 1 << 62  # blocks: an unlimited cache, as a number the decode-only loop compares
 
 
 @dataclass(slots=True)
@@ -125,7 +127,9 @@ class Engine:
         if prompts is not None and isinstance(self.scheduler, BatchScheduler):
             self._prefixes = self.scheduler
             self.scheduler.track_prefixes(self.running)
-        self._drains = isinstance(self.scheduler, BatchScheduler) and self.scheduler.drains_queue
+        batches = self.scheduler if isinstance(self.scheduler, BatchScheduler) else None
+        self._drains = batches is not None and batches.drains_queue
+        self._repeats = batches is not None and batches.repeats_decode_only
         self.max_steps = max_steps
         self.waiting: deque[SimRequest] = deque()
         self.done: list[SimRequest] = []
@@ -185,9 +189,64 @@ class Engine:
                 if self._drains and events and events[0][0] == now:
                     continue  # the server takes every queued task before its next step
             if self._batch is None:
-                self._start_step(now)
+                running = self.running
+                if (
+                    self._repeats
+                    and running.decode.count
+                    and not (self.waiting or running.prefilling)
+                ):
+                    now = self._decode_only(now, max_time_s)
+                if self._batch is None:
+                    self._start_step(now)
         self._flush_rows()
         return now
+
+    def _decode_only(self, t: float, max_time_s: float) -> float:
+        """Decode-only steps from `t` (nothing waits, nothing is prefilling) until a request
+        arrives; the time it stopped at, with a step in flight, or with none where the next
+        is the general path's to start (the cache may overflow, the step limit, no decoder
+        left). The same arithmetic as `_start_step` and `_end_step`, in the same order, so
+        every time is the same to the bit.
+
+        Most steps of a long run are these. Inlined here, with the counters in locals (one
+        call a step, the step-time model's), they cost about a third of the general path's
+        scheduler, step and end-of-step calls (benchmarks/sim_speed.py)."""
+        running, rows, model = self.running, self._rows, self.model
+        decode, kv, ends, finish_at = (
+            running.decode,
+            running.kv,
+            running.decode_end_s,
+            running.finish_at,
+        )
+        phase, block = running.phase, running.block_tokens
+        cap = kv.capacity_blocks if kv.capacity_blocks is not None else NO_CAP
+        steps, used, count = self.steps, kv.used_blocks, decode.count
+        # The next arrival stays put until a decoder finishes (its user may send another).
+        # On a tie the arrival goes first (the heap's order; see the module's docstring).
+        until = self._events[0][0] if self._events else math.inf
+        while count and steps < self.max_steps and used + count <= cap:
+            steps += 1
+            end = t + model.step_time_s(NO_PREFILL, decode)
+            rows += (t, count, used, 0)
+            if len(rows) >= ROWS_BUFFERED:
+                self._flush_rows()
+            if not (end < until and end <= max_time_s):
+                self._batch, self._batch_end_s = DECODE_ONLY, end
+                break
+            d = running.decode_steps  # end_decode_step, inlined
+            ends.append(end)
+            used += phase[-d % block]
+            running.decode_steps = d + 1  # a model's per-decoder contexts read it
+            decode.context_sum += count
+            t = end
+            finished = finish_at.pop(d, None)
+            if finished:
+                kv.used_blocks = used
+                self._finish(finished, t)
+                used, count = kv.used_blocks, decode.count
+                until = self._events[0][0] if self._events else math.inf
+        self.steps, kv.used_blocks = steps, used
+        return t
 
     def _flush_rows(self) -> None:
         self.timeline.rows.fromlist(self._rows)
