@@ -211,40 +211,44 @@ class Engine:
         Most steps of a long run are these. Inlined here, with the counters in locals (one
         call a step, the step-time model's), they cost about a third of the general path's
         scheduler, step and end-of-step calls (benchmarks/sim_speed.py)."""
-        running, rows, model = self.running, self._rows, self.model
-        decode, kv, ends, finish_at = (
-            running.decode,
-            running.kv,
-            running.decode_end_s,
-            running.finish_at,
-        )
-        phase, block = running.phase, running.block_tokens
+        running, rows, step_time = self.running, self._rows, self.model.step_time_s
+        decode, kv, ends = running.decode, running.kv, running.decode_end_s
+        phase, block, finish_at = running.phase, running.block_tokens, running.finish_at
         cap = kv.capacity_blocks if kv.capacity_blocks is not None else NO_CAP
-        steps, used, count = self.steps, kv.used_blocks, decode.count
-        # The next arrival stays put until a decoder finishes (its user may send another).
-        # On a tie the arrival goes first (the heap's order; see the module's docstring).
-        until = self._events[0][0] if self._events else math.inf
-        while count and steps < self.max_steps and used + count <= cap:
+        steps, last, used, count, d = (
+            self.steps,
+            self.max_steps,
+            kv.used_blocks,
+            decode.count,
+            running.decode_steps,
+        )
+        # A step ends here when strictly before the next arrival (on a tie the arrival goes
+        # first: the heap's order, see the module's docstring) and not past max_time_s: one
+        # comparison, with the first float past max_time_s. The next arrival stays put until
+        # a decoder finishes (its user may send another).
+        past = math.nextafter(max_time_s, math.inf)
+        stop = min(self._events[0][0], past) if self._events else past
+        while count and steps < last and used + count <= cap:
             steps += 1
-            end = t + model.step_time_s(NO_PREFILL, decode)
+            end = t + step_time(NO_PREFILL, decode)
             rows += (t, count, used, 0)
             if len(rows) >= ROWS_BUFFERED:
                 self._flush_rows()
-            if not (end < until and end <= max_time_s):
+            if end >= stop:
                 self._batch, self._batch_end_s = DECODE_ONLY, end
                 break
-            d = running.decode_steps  # end_decode_step, inlined
-            ends.append(end)
+            ends.append(end)  # end_decode_step, inlined
             used += phase[-d % block]
-            running.decode_steps = d + 1  # a model's per-decoder contexts read it
             decode.context_sum += count
-            t = end
             finished = finish_at.pop(d, None)
+            d += 1
+            running.decode_steps = d  # a model's per-decoder contexts read it
+            t = end
             if finished:
                 kv.used_blocks = used
                 self._finish(finished, t)
                 used, count = kv.used_blocks, decode.count
-                until = self._events[0][0] if self._events else math.inf
+                stop = min(self._events[0][0], past) if self._events else past
         self.steps, kv.used_blocks = steps, used
         return t
 
