@@ -44,34 +44,40 @@ from inferlab.sim.users import Chats, ChatUsers, ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 
 NO_DECODES = DecodeBatch(0, 0, list)
-ROWS_BUFFERED = 1 << 16  # timeline values held in a list before they move to the array
 NO_PREFILL: tuple[tuple[int, int], ...] = ()  # the decode-only steps share it
 NO_CAP = 1 << 62  # blocks: an unlimited cache, as a number the decode-only loop compares
 
 
 @dataclass(slots=True)
 class Timeline:
-    """Per engine step: start time, batch size, KV blocks used, queue length (flat, 4 a row:
-    one append per step)."""
+    """Per engine step: start time, batch size, KV blocks used, queue length; a column each
+    (four appends a step: cheaper than a row's tuple, and no Python float kept per value)."""
 
-    rows: array[float]
+    t_s: array[float]
+    batches: array[float]
+    kv_blocks_used: array[float]
+    queue_lengths: array[float]
 
     COLUMNS = ("t_s", "batch", "kv_blocks_used", "queue_length")
 
+    @classmethod
+    def empty(cls) -> Timeline:
+        return cls(array("d"), array("d"), array("d"), array("d"))
+
     def column(self, i: int) -> array[float]:
-        return self.rows[i :: len(self.COLUMNS)]
+        return (self.t_s, self.batches, self.kv_blocks_used, self.queue_lengths)[i]
 
     @property
     def batch(self) -> list[int]:
-        return [int(x) for x in self.column(1)]
+        return [int(x) for x in self.batches]
 
     @property
     def kv_blocks(self) -> list[int]:
-        return [int(x) for x in self.column(2)]
+        return [int(x) for x in self.kv_blocks_used]
 
     @property
     def queue(self) -> list[int]:
-        return [int(x) for x in self.column(3)]
+        return [int(x) for x in self.queue_lengths]
 
 
 @dataclass(slots=True)
@@ -134,10 +140,7 @@ class Engine:
         self.waiting: deque[SimRequest] = deque()
         self.done: list[SimRequest] = []
         self.steps = 0
-        self.timeline = Timeline(array("d"))
-        # The latest steps' timeline rows, moved into the array in bulk: extending an array
-        # by a tuple costs about 450 ns a step, a list about 100 (and 130 for the move).
-        self._rows: list[float] = []
+        self.timeline = Timeline.empty()
         self._events: list[tuple[float, int, SimRequest]] = []  # arrivals
         self._seq = itertools.count()
         self._batch: Batch | None = None  # the step in flight
@@ -198,7 +201,6 @@ class Engine:
                     now = self._decode_only(now, max_time_s)
                 if self._batch is None:
                     self._start_step(now)
-        self._flush_rows()
         return now
 
     def _decode_only(self, t: float, max_time_s: float) -> float:
@@ -211,7 +213,14 @@ class Engine:
         Most steps of a long run are these. Inlined here, with the counters in locals (one
         call a step, the step-time model's), they cost about a third of the general path's
         scheduler, step and end-of-step calls (benchmarks/sim_speed.py)."""
-        running, rows, step_time = self.running, self._rows, self.model.step_time_s
+        running, step_time, tl = self.running, self.model.step_time_s, self.timeline
+        # the timeline's appends, bound once
+        t_s, batches, kv_used, queue = (
+            tl.t_s.append,
+            tl.batches.append,
+            tl.kv_blocks_used.append,
+            tl.queue_lengths.append,
+        )
         decode, kv, ends = running.decode, running.kv, running.decode_end_s
         phase, block, finish_at = running.phase, running.block_tokens, running.finish_at
         cap = kv.capacity_blocks if kv.capacity_blocks is not None else NO_CAP
@@ -231,9 +240,10 @@ class Engine:
         while count and steps < last and used + count <= cap:
             steps += 1
             end = t + step_time(NO_PREFILL, decode)
-            rows += (t, count, used, 0)
-            if len(rows) >= ROWS_BUFFERED:
-                self._flush_rows()
+            t_s(t)
+            batches(count)
+            kv_used(used)
+            queue(0)
             if end >= stop:
                 self._batch, self._batch_end_s = DECODE_ONLY, end
                 break
@@ -251,10 +261,6 @@ class Engine:
                 stop = min(self._events[0][0], past) if self._events else past
         self.steps, kv.used_blocks = steps, used
         return t
-
-    def _flush_rows(self) -> None:
-        self.timeline.rows.fromlist(self._rows)
-        self._rows.clear()
 
     def _start_step(self, t: float) -> None:
         running = self.running
@@ -276,10 +282,11 @@ class Engine:
             if batch.decode_groups:
                 dt += self._split_s(batch.decode_groups)
         size = decode.count + len(chunks)
-        rows = self._rows
-        rows += (t, size, running.kv.used_blocks, len(self.waiting))
-        if len(rows) >= ROWS_BUFFERED:
-            self._flush_rows()
+        tl = self.timeline
+        tl.t_s.append(t)
+        tl.batches.append(size)
+        tl.kv_blocks_used.append(running.kv.used_blocks)
+        tl.queue_lengths.append(len(self.waiting))
         self._batch = batch
         self._batch_end_s = t + dt
 

@@ -202,13 +202,12 @@ def summarize_result(
 
 
 def _downsample(tl: Timeline, n: int = 2000) -> Utilisation:
-    width = len(Timeline.COLUMNS)
-    steps = len(tl.rows) // width
+    steps = len(tl.t_s)
     every = max(1, steps // n)
-    rows = tl.rows.tolist()
+    t, b, k, q = (tl.column(i)[::every].tolist() for i in range(len(Timeline.COLUMNS)))
     kept = tuple(
-        (rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3]))
-        for i in range(0, steps * width, every * width)
+        (t_s, int(batch), int(kv), int(queue))
+        for t_s, batch, kv, queue in zip(t, b, k, q, strict=True)
     )
     return Utilisation(columns=tuple(Timeline.COLUMNS), rows=kept)
 
