@@ -210,8 +210,8 @@ def main() -> None:
     table(sides, "cpu_s")
     total = statistics.median(r.wall_s["total"] for r in sides["this tree"])
     verdict = "met" if total <= TARGET_S else "NOT met"
-    if n != 72_000:
-        verdict += " (the target is for 72,000 requests: --rate 20 --hours 1)"
+    if n != 72_000 or a.case != "continuous":
+        verdict += " (the target is for --case continuous --rate 20 --hours 1)"
     print(f"target: 72000 requests in <= {TARGET_S:g} s (median wall): {n:.0f} -> {verdict}")
 
 
