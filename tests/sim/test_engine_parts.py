@@ -8,9 +8,10 @@ import itertools
 
 import pytest
 
-from inferlab.sim.engine import ROWS_BUFFERED, simulate
+from inferlab.sim.engine import Timeline, simulate
 from inferlab.sim.kv import KVBlockManager
 from inferlab.sim.pause_gc import gc_paused
+from inferlab.sim.policies.continuous import ContinuousScheduler
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import Policy
@@ -74,16 +75,17 @@ def test_decode_batch_of_a_list() -> None:
     assert (d.count, d.context_sum, d.contexts()) == (3, 12, [3, 4, 5])
 
 
-def test_timeline_keeps_every_step_past_the_row_buffer() -> None:
-    # One request whose steps fill the row buffer three times and a bit: the rows move to
-    # the array in blocks during the run and the rest when it ends; none lost, none twice.
-    out = 3 * ROWS_BUFFERED // 4 + 5
+def test_timeline_keeps_every_step_of_a_long_decode_run() -> None:
+    # One request decoding 50,000 steps, all in the engine's decode-only loop: a row each,
+    # in every column, at the exact step starts.
+    out = 50_005
     res = simulate([Arrival(0.0, 1, out)], FittedStepTime(0.5, 0.0, 0.0), Policy("continuous"))
     assert res.steps == out  # the prefill yields the first token, one decode step each after
     t = res.timeline.column(0)
-    assert len(res.timeline.rows) == 4 * res.steps
+    assert [len(res.timeline.column(i)) for i in range(len(Timeline.COLUMNS))] == [out] * 4
     assert list(t) == [0.5 * i for i in range(res.steps)]  # exact: halves add exactly
     assert res.timeline.batch == [1] * res.steps
+    assert res.timeline.queue == [0] * res.steps
 
 
 def test_gc_pause_moves_what_the_caller_keeps_to_the_oldest_generation() -> None:
@@ -107,3 +109,26 @@ def test_gc_pause_leaves_objects_someone_else_froze() -> None:
         assert kept
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("max_time_s", [float("inf"), 7.25])
+def test_the_decode_only_loop_gives_the_general_paths_numbers(
+    monkeypatch: pytest.MonkeyPatch, max_time_s: float
+) -> None:
+    arrivals = [Arrival(0.05 * i, 40 + 7 * (i % 5), 30 + 11 * (i % 7)) for i in range(120)]
+    users = ClosedLoop(4, requests_per_user=6, prompt_tokens=64, output_tokens=90)
+    policy = Policy("continuous", chunk_tokens=64, kv_capacity_tokens=1600, block_tokens=16)
+    model = FittedStepTime(0.004, 0.0003, 0.00002)
+
+    def run() -> tuple[object, ...]:
+        res = simulate(arrivals, model, policy, users=users, max_time_s=max_time_s)
+        tl = res.timeline
+        times = [res.token_times(r) for r in res.requests]
+        columns = [list(tl.column(i)) for i in range(len(Timeline.COLUMNS))]
+        return res.steps, res.preemptions, res.sim_time_s, times, columns
+
+    fast = run()
+    monkeypatch.setattr(ContinuousScheduler, "repeats_decode_only", property(lambda s: False))
+    general = run()
+    assert fast[1] > 0  # it preempted
+    assert fast == general

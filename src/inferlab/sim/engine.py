@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from array import array
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -37,39 +38,46 @@ from inferlab.sim.policies import make_scheduler
 from inferlab.sim.policies.base import BatchScheduler
 from inferlab.sim.request import DECODE, PLAIN, RequestModel, SimRequest
 from inferlab.sim.running import Running
-from inferlab.sim.scheduler import Batch, Policy, Scheduler
+from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy, Scheduler
 from inferlab.sim.steptime.base import DecodeBatch, StepTimeModel
 from inferlab.sim.users import Chats, ChatUsers, ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 
 NO_DECODES = DecodeBatch(0, 0, list)
-ROWS_BUFFERED = 1 << 16  # timeline values held in a list before they move to the array
 NO_PREFILL: tuple[tuple[int, int], ...] = ()  # the decode-only steps share it
+NO_CAP = 1 << 62  # blocks: an unlimited cache, as a number the decode-only loop compares
 
 
 @dataclass(slots=True)
 class Timeline:
-    """Per engine step: start time, batch size, KV blocks used, queue length (flat, 4 a row:
-    one append per step)."""
+    """Per engine step: start time, batch size, KV blocks used, queue length; a column each
+    (four appends a step: cheaper than a row's tuple, and no Python float kept per value)."""
 
-    rows: array[float]
+    t_s: array[float]
+    batches: array[float]
+    kv_blocks_used: array[float]
+    queue_lengths: array[float]
 
     COLUMNS = ("t_s", "batch", "kv_blocks_used", "queue_length")
 
+    @classmethod
+    def empty(cls) -> Timeline:
+        return cls(array("d"), array("d"), array("d"), array("d"))
+
     def column(self, i: int) -> array[float]:
-        return self.rows[i :: len(self.COLUMNS)]
+        return (self.t_s, self.batches, self.kv_blocks_used, self.queue_lengths)[i]
 
     @property
     def batch(self) -> list[int]:
-        return [int(x) for x in self.column(1)]
+        return [int(x) for x in self.batches]
 
     @property
     def kv_blocks(self) -> list[int]:
-        return [int(x) for x in self.column(2)]
+        return [int(x) for x in self.kv_blocks_used]
 
     @property
     def queue(self) -> list[int]:
-        return [int(x) for x in self.column(3)]
+        return [int(x) for x in self.queue_lengths]
 
 
 @dataclass(slots=True)
@@ -125,15 +133,14 @@ class Engine:
         if prompts is not None and isinstance(self.scheduler, BatchScheduler):
             self._prefixes = self.scheduler
             self.scheduler.track_prefixes(self.running)
-        self._drains = isinstance(self.scheduler, BatchScheduler) and self.scheduler.drains_queue
+        batches = self.scheduler if isinstance(self.scheduler, BatchScheduler) else None
+        self._drains = batches is not None and batches.drains_queue
+        self._repeats = batches is not None and batches.repeats_decode_only
         self.max_steps = max_steps
         self.waiting: deque[SimRequest] = deque()
         self.done: list[SimRequest] = []
         self.steps = 0
-        self.timeline = Timeline(array("d"))
-        # The latest steps' timeline rows, moved into the array in bulk: extending an array
-        # by a tuple costs about 450 ns a step, a list about 100 (and 130 for the move).
-        self._rows: list[float] = []
+        self.timeline = Timeline.empty()
         self._events: list[tuple[float, int, SimRequest]] = []  # arrivals
         self._seq = itertools.count()
         self._batch: Batch | None = None  # the step in flight
@@ -185,13 +192,75 @@ class Engine:
                 if self._drains and events and events[0][0] == now:
                     continue  # the server takes every queued task before its next step
             if self._batch is None:
-                self._start_step(now)
-        self._flush_rows()
+                running = self.running
+                if (
+                    self._repeats
+                    and running.decode.count
+                    and not (self.waiting or running.prefilling)
+                ):
+                    now = self._decode_only(now, max_time_s)
+                if self._batch is None:
+                    self._start_step(now)
         return now
 
-    def _flush_rows(self) -> None:
-        self.timeline.rows.fromlist(self._rows)
-        self._rows.clear()
+    def _decode_only(self, t: float, max_time_s: float) -> float:
+        """Decode-only steps from `t` (nothing waits, nothing is prefilling) until a request
+        arrives; the time it stopped at, with a step in flight, or with none where the next
+        is the general path's to start (the cache may overflow, the step limit, no decoder
+        left). The same arithmetic as `_start_step` and `_end_step`, in the same order, so
+        every time is the same to the bit.
+
+        Most steps of a long run are these. Inlined here, with the counters in locals (one
+        call a step, the step-time model's), they cost about a third of the general path's
+        scheduler, step and end-of-step calls (benchmarks/sim_speed.py)."""
+        running, step_time, tl = self.running, self.model.step_time_s, self.timeline
+        # the timeline's appends, bound once
+        t_s, batches, kv_used, queue = (
+            tl.t_s.append,
+            tl.batches.append,
+            tl.kv_blocks_used.append,
+            tl.queue_lengths.append,
+        )
+        decode, kv, ends = running.decode, running.kv, running.decode_end_s
+        phase, block, finish_at = running.phase, running.block_tokens, running.finish_at
+        cap = kv.capacity_blocks if kv.capacity_blocks is not None else NO_CAP
+        steps, last, used, count, d = (
+            self.steps,
+            self.max_steps,
+            kv.used_blocks,
+            decode.count,
+            running.decode_steps,
+        )
+        # A step ends here when strictly before the next arrival (on a tie the arrival goes
+        # first: the heap's order, see the module's docstring) and not past max_time_s: one
+        # comparison, with the first float past max_time_s. The next arrival stays put until
+        # a decoder finishes (its user may send another).
+        past = math.nextafter(max_time_s, math.inf)
+        stop = min(self._events[0][0], past) if self._events else past
+        while count and steps < last and used + count <= cap:
+            steps += 1
+            end = t + step_time(NO_PREFILL, decode)
+            t_s(t)
+            batches(count)
+            kv_used(used)
+            queue(0)
+            if end >= stop:
+                self._batch, self._batch_end_s = DECODE_ONLY, end
+                break
+            ends.append(end)  # end_decode_step, inlined
+            used += phase[-d % block]
+            decode.context_sum += count
+            finished = finish_at.pop(d, None)
+            d += 1
+            running.decode_steps = d  # a model's per-decoder contexts read it
+            t = end
+            if finished:
+                kv.used_blocks = used
+                self._finish(finished, t)
+                used, count = kv.used_blocks, decode.count
+                stop = min(self._events[0][0], past) if self._events else past
+        self.steps, kv.used_blocks = steps, used
+        return t
 
     def _start_step(self, t: float) -> None:
         running = self.running
@@ -213,10 +282,11 @@ class Engine:
             if batch.decode_groups:
                 dt += self._split_s(batch.decode_groups)
         size = decode.count + len(chunks)
-        rows = self._rows
-        rows += (t, size, running.kv.used_blocks, len(self.waiting))
-        if len(rows) >= ROWS_BUFFERED:
-            self._flush_rows()
+        tl = self.timeline
+        tl.t_s.append(t)
+        tl.batches.append(size)
+        tl.kv_blocks_used.append(running.kv.used_blocks)
+        tl.queue_lengths.append(len(self.waiting))
         self._batch = batch
         self._batch_end_s = t + dt
 
@@ -267,19 +337,21 @@ def simulate(
     identity (then the policy reuses cached prefixes and the result predicts a hit ratio)."""
     engine = Engine(model, policy, max_steps, requests)
     ids = itertools.count()
-    engine.push_all(
-        SimRequest(
-            next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected, spec=a.spec
-        )
-        for a in arrivals
-    )
-    if isinstance(users, Chats):
-        engine.users = ChatUsers(users, ids)
-        engine.push_all(engine.users.first_requests())
-    elif users is not None and users.users > 0:
-        engine.users = ClosedLoopUsers(users, ids)
-        engine.push_all(engine.users.first_requests())
+    # Paused from the first request made: the collector would rescan the growing heap of
+    # requests (72,000 an hour at 20/s) several times before the run begins.
     with gc_paused(long_lived=True):  # many small acyclic objects, kept in the result
+        engine.push_all(
+            SimRequest(
+                next(ids), a.arrival_s, a.prompt_tokens, a.output_tokens, a.injected, spec=a.spec
+            )
+            for a in arrivals
+        )
+        if isinstance(users, Chats):
+            engine.users = ChatUsers(users, ids)
+            engine.push_all(engine.users.first_requests())
+        elif users is not None and users.users > 0:
+            engine.users = ClosedLoopUsers(users, ids)
+            engine.push_all(engine.users.first_requests())
         end_s = engine.run(max_time_s)
     running = engine.running
     unfinished = list(running.requests.values()) + list(engine.waiting)

@@ -40,27 +40,32 @@ UNFINISHED = "unfinished when the simulation ended"
 
 @dataclass(frozen=True, slots=True)
 class TokenTimes:
-    """Every request's token times in ns, one after the other (request i: offsets[i:i+2])."""
+    """Every request's token times in ns, one after the other (request i: offsets[i:i+2]),
+    gathered from `tables_ns`: the engine's decode step ends, then its prefill tokens."""
 
     event_ns: npt.NDArray[np.int64]
     offsets: npt.NDArray[np.int64]
+    tables_ns: npt.NDArray[np.int64]
+    prefill_at: int  # where the prefill tokens begin in tables_ns (DECODE's begin at 0)
 
     @classmethod
     def of(cls, result: SimResult) -> TokenTimes:
         decode = np.frombuffer(result.decode_step_end_s, dtype=float)
         prefill = np.frombuffer(result.prefill_token_s, dtype=float)
-        tables = {DECODE: decode, PREFILL: prefill}
-        per_request = np.zeros(len(result.requests) + 1, dtype=np.int64)
-        slices = []
-        for i, r in enumerate(result.requests, 1):
-            n = 0
-            for source, start, count in r.pieces:
-                slices.append(tables[source][start : start + count])
-                n += count
-            per_request[i] = n
-        times = np.concatenate(slices) if slices else np.empty(0)
-        times *= NS
-        return cls(times.astype(np.int64), np.cumsum(per_request))
+        tables = np.concatenate([decode, prefill])
+        tables *= NS
+        tables_ns = tables.astype(np.int64)
+        # A view of the tables per piece (source, start, count), then one concatenation:
+        # the flat array is the only one of its size made (14 million times an hour at 20/s;
+        # an index array as large would cost as much again).
+        reqs, at = result.requests, (0, len(decode))
+        views = [tables_ns[at[s] + b : at[s] + b + n] for r in reqs for s, b, n in r.pieces]
+        event_ns = np.concatenate(views) if views else np.empty(0, dtype=np.int64)
+        counts = np.fromiter((n for r in reqs for _, _, n in r.pieces), np.int64, len(views))
+        per_request = np.fromiter((len(r.pieces) for r in reqs), np.int64, len(reqs))
+        ends = np.concatenate([[0], np.cumsum(counts)])
+        offsets = ends[np.concatenate([[0], np.cumsum(per_request)])]
+        return cls(event_ns, offsets, tables_ns, len(decode))
 
 
 def _ns(values: list[float]) -> npt.NDArray[np.int64]:
@@ -107,11 +112,15 @@ def iter_records(
     and turn, as bench's records do."""
     tags = SpecTags.of(specs)
     times = times or TokenTimes.of(result)
-    bounds = times.offsets.tolist()
+    # The decoders of a step share its end time: one int per table entry, and each record's
+    # times slices of that list, share the ints (14 million token times an hour at 20/s, from
+    # 750,000 entries), where a list each from event_ns would make an int per token.
+    table = times.tables_ns.tolist()
+    at = {DECODE: 0, PREFILL: times.prefill_at}
     end_default = int(result.sim_time_s * NS)
     ones: dict[int, list[int]] = {}  # one token per event; records of a length share the list
-    for i, r in enumerate(result.requests):
-        ev = times.event_ns[bounds[i] : bounds[i + 1]].tolist()
+    for r in result.requests:
+        ev = _slices(table, at, r.pieces)
         n = len(ev)
         finished = r.finish_s is not None
         send = int(r.arrival_s * NS)
@@ -135,6 +144,19 @@ def iter_records(
             turn=tags.turn(r.spec),
             prefix_group=tags.group(r.spec),
         )
+
+
+def _slices(table: list[int], at: dict[int, int], pieces: list[tuple[int, int, int]]) -> list[int]:
+    """A request's token times: its pieces' runs of `table` (a source's runs begin at `at`)."""
+    if len(pieces) == 1:  # a request that finished in its prefill step
+        ((source, start, count),) = pieces
+        first = at[source] + start
+        return table[first : first + count]
+    out: list[int] = []
+    for source, start, count in pieces:
+        first = at[source] + start
+        out += table[first : first + count]
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,13 +202,12 @@ def summarize_result(
 
 
 def _downsample(tl: Timeline, n: int = 2000) -> Utilisation:
-    width = len(Timeline.COLUMNS)
-    steps = len(tl.rows) // width
+    steps = len(tl.t_s)
     every = max(1, steps // n)
-    rows = tl.rows.tolist()
+    t, b, k, q = (tl.column(i)[::every].tolist() for i in range(len(Timeline.COLUMNS)))
     kept = tuple(
-        (rows[i], int(rows[i + 1]), int(rows[i + 2]), int(rows[i + 3]))
-        for i in range(0, steps * width, every * width)
+        (t_s, int(batch), int(kv), int(queue))
+        for t_s, batch, kv, queue in zip(t, b, k, q, strict=True)
     )
     return Utilisation(columns=tuple(Timeline.COLUMNS), rows=kept)
 

@@ -31,9 +31,11 @@ class Running:
         self.decode_steps = 0
         self.decode_end_s = array("d")  # end time of each decode step
         self.prefill_token_s = array("d")  # time of each token a finished prefill yielded
-        self._block_tokens = kv.block_tokens  # read every step
-        self._phase = [0] * kv.block_tokens  # decoders by (context - start step) mod block
-        self._finish_at: dict[int, list[SimRequest]] = {}
+        # Read every decode step, by this class and by the engine's decode-only loop (public
+        # for that loop: sim/engine.py inlines end_decode_step).
+        self.block_tokens = kv.block_tokens
+        self.phase = [0] * kv.block_tokens  # decoders by (context - start step) mod block
+        self.finish_at: dict[int, list[SimRequest]] = {}  # decoders by the step they finish
         self._order = itertools.count()
 
     def __len__(self) -> int:
@@ -70,7 +72,7 @@ class Running:
 
     def next_growth(self) -> int:
         """KV blocks the next decode step adds (decoders whose context fills a block)."""
-        return self._phase[-self.decode_steps % self.kv.block_tokens] if self.decode.count else 0
+        return self.phase[-self.decode_steps % self.kv.block_tokens] if self.decode.count else 0
 
     def decode_contexts(self) -> list[int]:
         return [
@@ -83,11 +85,11 @@ class Running:
         """Every decoder got a token at `t`; returns those that reached their length."""
         d = self.decode_steps
         self.decode_end_s.append(t)
-        self.kv.used_blocks += self._phase[-d % self._block_tokens]  # next_growth, inlined
+        self.kv.used_blocks += self.phase[-d % self.block_tokens]  # next_growth, inlined
         self.decode_steps = d + 1
         decode = self.decode
         decode.context_sum += decode.count
-        return self._finish_at.pop(d, ())
+        return self.finish_at.pop(d, ())
 
     def end_prefill_chunks(
         self, chunks: Sequence[tuple[SimRequest, int]], t: float
@@ -122,8 +124,8 @@ class Running:
         r.decode_from = d
         self.decode.count += 1
         self.decode.context_sum += ctx
-        self._phase[(ctx - d) % self.kv.block_tokens] += 1
-        self._finish_at.setdefault(d + r.output_tokens - r.generated - 1, []).append(r)
+        self.phase[(ctx - d) % self.kv.block_tokens] += 1
+        self.finish_at.setdefault(d + r.output_tokens - r.generated - 1, []).append(r)
 
     def remove(self, r: SimRequest) -> None:
         """Take `r` out (finished or preempted), freeing its KV blocks."""
@@ -140,8 +142,8 @@ class Running:
         ctx = r.prompt_tokens + gen
         self.decode.count -= 1
         self.decode.context_sum -= ctx
-        self._phase[(ctx - d) % self.kv.block_tokens] -= 1
-        bucket = self._finish_at.get(start + r.output_tokens - r.generated - 1)
+        self.phase[(ctx - d) % self.kv.block_tokens] -= 1
+        bucket = self.finish_at.get(start + r.output_tokens - r.generated - 1)
         if bucket is not None and r in bucket:
             bucket.remove(r)
         self.kv.used_blocks -= self.kv.blocks_for(ctx)

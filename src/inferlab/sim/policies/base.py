@@ -29,6 +29,14 @@ class BatchScheduler:
         self.preemptions = 0
         self.prefix: BlockPrefixCache | None = None  # on when requests carry prompt ids
 
+    @property
+    def repeats_decode_only(self) -> bool:
+        """Whether `next_batch` answers DECODE_ONLY, and changes nothing, whenever nothing waits,
+        nothing is prefilling and the cache has room for every decoder's next block. The
+        engine then runs such steps without asking (sim/engine.py's decode-only loop); a
+        policy that forms those steps itself, or overrides `next_batch`, says False."""
+        return not self.forms_every_step
+
     def track_prefixes(self, running: Running) -> None:
         """Requests carry their prompts' identity: reuse cached blocks (sim/prefix_cache.py)."""
         self.prefix = BlockPrefixCache(running.kv)
