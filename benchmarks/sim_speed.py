@@ -41,11 +41,15 @@ from inferlab.sim.output import TokenTimes, summarize_result, to_records
 from inferlab.sim.prefix_cache import prompt_runs
 from inferlab.sim.request import RequestModel
 from inferlab.sim.scheduler import Policy
-from inferlab.sim.steptime.roofline import RooflineStepTime
 from inferlab.sim.workload import arrivals_of
 from inferlab.specs.cost import derive_cost
 from inferlab.specs.hardware import get_hardware
 from inferlab.specs.model import load_preset
+
+try:  # the tree `--against REV` measures may predate sim/steptime/ (a package since 2026-12-05)
+    from inferlab.sim.steptime.roofline import RooflineStepTime
+except ImportError:
+    from inferlab.sim.steptime import RooflineStepTime  # type: ignore[attr-defined,no-redef]
 
 TARGET_S = 2.5
 REPO = Path(__file__).resolve().parents[1]
