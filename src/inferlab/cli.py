@@ -18,7 +18,7 @@ import sys
 from typing import NoReturn
 
 from inferlab import __version__, signals
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 
 # verb -> (its module in commands/, its one line in `inferlab --help`). The module is
 # imported only when its verb runs (or its own --help is asked), so `inferlab floor` and
@@ -46,6 +46,45 @@ VERBS: dict[str, tuple[str, str]] = {
     "engine-bench": ("engine_bench", "llama.cpp's own step time per batch and prefill (no server)"),
     "profile": ("profile", "profile a served engine's step once (for predictions)"),
     "watch": ("watch", "live MBU, MFU, tok/s, batch, KV, TTFT/TPOT of a server"),
+}
+
+# Config fields as the flags that set them: the library names a field in braces
+# (errors.ConfigError: "{requests_per_user} must be >= 1"), and the CLI words it as the flag
+# the user typed ("--requests-per-user must be >= 1"). One table for every verb: a field has
+# one flag wherever it is set.
+FLAG_NAMES: dict[str, str] = {
+    # the load (load/, sim/level.py)
+    "concurrency": "--concurrency",
+    "rate": "--rate",
+    "duration_s": "--duration",
+    "requests_per_level": "--requests-per-level",
+    "users": "--users",
+    "requests_per_user": "--requests-per-user",
+    "trace": "--trace",
+    "injected": "--inject-prompt",
+    # the SLO and the search
+    "slo": "--slo",
+    "search": "--find-max-load",
+    "search_max_levels": "--search-max-levels",
+    # the simulation's size
+    "max_requests": "--max-requests",
+    "max_steps": "--max-steps",
+    "sim_duration_s": "--sim-duration",
+    # the step time (sim/steptime/)
+    "efficiency": "--efficiency",
+    "overhead_s": "--overhead",
+    "serving_overhead_s": "--serving-overhead",
+    "calibrate": "--calibrate",
+    "kv_capacity_bytes": "--kv-capacity",
+    "tp": "--tp",
+    "memory_bytes": "--memory",
+    # the scheduler (sim/policies/)
+    "policy": "--policy",
+    "max_batch": "--max-batch",
+    "block_tokens": "--block-tokens",
+    "chunked_prefill": "--chunked-prefill",
+    # the price
+    "gpu_hour": "--gpu-hour",
 }
 
 # A value that starts with "-" but is a number to a human: -1, -1/s, -.5, -1e3, -inf, -16GB.
@@ -227,6 +266,12 @@ def _internal_error(verb: str, e: BaseException) -> int:
     return 1
 
 
+def _in_flags(e: InferlabError) -> str:
+    """The error as the user reads it: a config field the library names is written as the
+    flag that sets it (errors.ConfigError, FLAG_NAMES)."""
+    return e.worded(FLAG_NAMES) if isinstance(e, ConfigError) else str(e)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     verb = "?"
@@ -240,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except InferlabError as e:
-        print(one_line(f"inferlab {verb}: error: {e}"), file=sys.stderr)
+        print(one_line(f"inferlab {verb}: error: {_in_flags(e)}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone

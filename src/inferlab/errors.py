@@ -15,3 +15,28 @@ class SpecError(InferlabError):
 
 class ServerError(InferlabError):
     """A server that cannot be reached or does not speak the OpenAI API."""
+
+
+class ConfigError(InferlabError):
+    """A config value the library refuses, naming the config fields it concerns in braces
+    ("{requests_per_user} must be >= 1"). Read alone it names the fields; the CLI words it
+    with the flags that set them (cli.py FLAG_NAMES), so the user reads what to fix.
+    The library never knows a flag's name."""
+
+    def __init__(self, template: str) -> None:
+        super().__init__(worded(template, {}))
+        self.template = template
+
+    def worded(self, names: dict[str, str]) -> str:
+        """The message with each {field} replaced by its name in `names` (else the field)."""
+        return worded(self.template, names)
+
+
+def worded(template: str, names: dict[str, str]) -> str:
+    """`template` with each {field} written as names[field], or as the field itself."""
+    out, rest = [], template
+    while "{" in rest and "}" in rest.split("{", 1)[1]:
+        before, after = rest.split("{", 1)
+        field, rest = after.split("}", 1)
+        out += [before, names.get(field, field)]
+    return "".join([*out, rest])

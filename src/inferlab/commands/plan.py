@@ -57,11 +57,11 @@ def config_from(args: argparse.Namespace) -> tuple[StepChoice, SimConfig]:
     from inferlab.slo.search import SearchSpec
 
     slo = parse_slo(args.slo, args.min_attainment)
-    at_least(args.search_max_levels, 1, "--search-max-levels", 64)
-    duration = positive_finite(args.sim_duration, "--sim-duration", "60s (time simulated per rate)")
-    positive_finite(args.rate, "--rate", "50/s")
+    at_least(args.search_max_levels, 1, "search_max_levels", 64)
+    duration = positive_finite(args.sim_duration, "sim_duration_s", "60s (time simulated per rate)")
+    positive_finite(args.rate, "rate", "50/s")
     if args.gpu_hour is not None:
-        positive_finite(args.gpu_hour, "--gpu-hour", "3 ($ per GPU-hour)")
+        positive_finite(args.gpu_hour, "gpu_hour", "3 ($ per GPU-hour)")
     limits = limits_from(args)
     step, sm, policy = model_and_policy(args)
     workload = load_from_args(args, PLAN_LOAD)

@@ -65,7 +65,7 @@ def _level(args: argparse.Namespace) -> Any:
     if args.users is not None:
         if args.concurrency or args.rate or args.trace:
             raise InferlabError("--users is --concurrency: give one of --users, --rate, --trace")
-        return Level("concurrency", at_least(args.users, 1, "--users"))
+        return Level("concurrency", at_least(args.users, 1, "users"))
     if args.find_max_load:
         return None  # the search picks the levels
     if not (args.concurrency or args.rate or args.trace):

@@ -271,7 +271,7 @@ class Engine:
         if self.steps > self.max_steps:
             raise SimulationTooLarge(
                 f"the simulation passed its limit of {self.max_steps} engine steps at "
-                f"t = {t:.4g} s; raise it with --max-steps or simulate a smaller load"
+                f"t = {t:.4g} s; raise it with {{max_steps}} or simulate a smaller load"
             )
         decode = running.decode if batch.decodes else NO_DECODES
         chunks = batch.chunks

@@ -82,15 +82,16 @@ def sized(cfg: SimConfig, level: Level) -> Workload:
         raise InferlabError(f"level {level.label}: no workload to draw its requests from")
     if level.kind == "concurrency" and w.requests_per_level is None:
         users = int(level.value)
-        per_user = at_least(cfg.requests_per_user, 1, "--requests-per-user")
+        per_user = at_least(cfg.requests_per_user, 1, "requests_per_user")
         per_user = max(per_user, math.ceil(cfg.min_requests / users))
-        limits.check_requests(users * per_user, f"--users {users} x --requests-per-user {per_user}")
+        what = f"{{users}} {users} x {{requests_per_user}} {per_user}"
+        limits.check_requests(users * per_user, what)
         return dataclasses.replace(w, requests_per_level=users * per_user)
     if level.kind == "rate" and w.requests_per_level is None and w.duration_s is not None:
-        what = f"--rate {level.value:g}/s x --duration {w.duration_s:g}s"
+        what = f"{{rate}} {level.value:g}/s x {{duration_s}} {w.duration_s:g}s"
         limits.check_requests(level.value * w.duration_s, what)
     elif w.requests_per_level is not None and level.kind != "trace":
-        limits.check_requests(w.requests_per_level, "--requests-per-level")
+        limits.check_requests(w.requests_per_level, "{requests_per_level}")
     return w
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level
 from inferlab.physics.price import price_per_million
 from inferlab.sim.level import SimConfig, simulate_level
@@ -100,7 +100,7 @@ def plan_fleet(
     """The highest rate one replica sustains within the SLO (slo/search.py), then the fleet.
     `cfg` is a `plan_config`; its search's `max_levels` bounds the simulations."""
     if not 0 < target < math.inf:
-        raise InferlabError("the target rate must be positive, e.g. --rate 50/s")
+        raise ConfigError("the target rate must be positive, e.g. {rate} 50/s")
     assert cfg.workload is not None
     duration = cfg.workload.duration_s or 60.0
     max_levels = cfg.search.max_levels if cfg.search else DEFAULT_MAX_LEVELS

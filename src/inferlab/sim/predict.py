@@ -31,7 +31,7 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 from inferlab.metrics.scoring import band_of
@@ -195,8 +195,8 @@ def measure_overhead(
             diffs.append(served - pred)
             used.append(lv.label)
     if not diffs:
-        raise InferlabError(
-            "--calibrate: the run has no closed-loop level with a measured TPOT to measure the "
+        raise ConfigError(
+            "{calibrate}: the run has no closed-loop level with a measured TPOT to measure the "
             "serving overhead from"
         )
     over = statistics.median(diffs)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level
 from inferlab.sim.level import SimConfig, SimLevel, simulate_level
 from inferlab.sim.output import build_summary, iter_records, write_records
@@ -77,7 +77,7 @@ def _users(level: Level) -> int | None:
 def run(cfg: SimConfig) -> SimRun:
     """Simulate the config's one level: its summary.json, as bench writes one."""
     if len(cfg.levels) != 1:
-        raise InferlabError("simulate runs one level: give one --concurrency or --rate value")
+        raise ConfigError("simulate runs one level: give one {concurrency} or {rate} value")
     (level,) = cfg.levels
     fit_lines = check_batches(cfg.model, cfg.policy, _users(level))
     t = time.perf_counter()
@@ -95,11 +95,9 @@ def search(cfg: SimConfig, progress: Callable[[SimLevel], None] = lambda s: None
 
     spec = cfg.search
     if spec is None or cfg.slo is None:
-        raise InferlabError("--find-max-load needs --slo, e.g. --slo tpot_p99=50ms")
+        raise ConfigError("{search} needs {slo}, e.g. {slo} tpot_p99=50ms")
     if cfg.injected or (cfg.workload and cfg.workload.trace is not None):
-        raise InferlabError(
-            "--find-max-load simulates its own load: leave out --trace and --inject-prompt"
-        )
+        raise InferlabError("{search} simulates its own load: leave out {trace} and {injected}")
     probe_cfg = dataclasses.replace(cfg, min_requests=SEARCH_REQUESTS)
     probes: list[SimLevel] = []
 

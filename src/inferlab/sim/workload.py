@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Requests
 from inferlab.sim.users import ClosedLoop
 
@@ -30,8 +30,8 @@ def parse_inject(text: str, output_tokens: int) -> Arrival:
             raise ValueError("tokens >= 1 and a finite time >= 0")
         return a
     except (ValueError, InferlabError) as e:
-        raise InferlabError(
-            f"cannot read --inject-prompt {text!r}: write TOKENS@TIME, e.g. 8000@2s"
+        raise ConfigError(
+            f"cannot read {{injected}} {text!r}: write TOKENS@TIME, e.g. 8000@2s"
         ) from e
 
 

@@ -160,8 +160,8 @@ def limits_from(args: argparse.Namespace) -> Limits:
     from inferlab.sim.limits import Limits, at_least
 
     return Limits(
-        at_least(args.max_requests, 1, "--max-requests"),
-        at_least(args.max_steps, 1, "--max-steps"),
+        at_least(args.max_requests, 1, "max_requests"),
+        at_least(args.max_steps, 1, "max_steps"),
     )
 
 

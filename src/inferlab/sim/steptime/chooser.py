@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError
 from inferlab.physics.capacity import capacity
 from inferlab.sim.limits import MAX_BLOCK_TOKENS, at_least
 from inferlab.sim.scheduler import Policy
@@ -57,9 +57,9 @@ SOURCES: tuple[Source, ...] = (_profiled, engine_model, _calibrated)
 def _roofline(choice: StepChoice, resolve: Resolve) -> StepModel:
     """The floor of the model on the hardware, slowed to the stated efficiency."""
     if not 0 < choice.efficiency <= 1:
-        raise InferlabError("--efficiency must be in (0, 1], e.g. 0.7")
+        raise ConfigError("{efficiency} must be in (0, 1], e.g. 0.7")
     if not math.isfinite(choice.overhead_s):
-        raise InferlabError("--overhead must be a finite time, e.g. 1ms")
+        raise ConfigError("{overhead_s} must be a finite time, e.g. 1ms")
     cost, hw = resolve()
     desc: dict[str, object] = {
         "step_time_model": "roofline",
@@ -86,11 +86,11 @@ def kv_capacity_tokens(kv_bytes: float | None, sm: StepModel) -> int | None:
     """Tokens the KV cache holds: as stated, else memory beside the weights (physics)."""
     cap, cost, hw = kv_bytes, sm.cost, sm.hw
     if cap is not None and not math.isfinite(cap):
-        raise InferlabError("--kv-capacity must be a finite size, e.g. 60GB")
+        raise ConfigError("{kv_capacity_bytes} must be a finite size, e.g. 60GB")
     if cap is None and cost is not None and hw is not None and hw.memory_bytes > 0:
         cap = capacity(cost, hw, 1).free_for_kv_bytes
         if cap <= 0:
-            raise InferlabError("the weights do not fit in memory: add --tp or state --memory")
+            raise ConfigError("the weights do not fit in memory: add {tp} or state {memory_bytes}")
     if cap is None or cost is None or cost.kv_bytes_per_token <= 0:
         return None
     return int(cap // cost.kv_bytes_per_token)
@@ -104,20 +104,20 @@ def llama_policy(name: str, c: StepChoice) -> Policy | None:
     given = dict(c.knobs)
     named = [k.flag for k in LLAMA_KNOBS if k.attr in given]
     if named:
-        raise InferlabError(f"{', '.join(named)} apply to --policy llama.cpp only")
+        raise ConfigError(f"{', '.join(named)} apply to {{policy}} llama.cpp only")
     return None
 
 
 def choose_policy(pc: PolicyChoice, step: StepChoice, sm: StepModel) -> Policy:
     """The scheduler (sim.scheduler.Policy): llama.cpp's from its knobs, or the named one."""
     name = pc.name or ("llama.cpp" if step.profile is not None else "continuous")
-    at_least(pc.max_batch, 1, "--max-batch")
-    at_least(pc.block_tokens, 1, "--block-tokens", MAX_BLOCK_TOKENS)
+    at_least(pc.max_batch, 1, "max_batch")
+    at_least(pc.block_tokens, 1, "block_tokens", MAX_BLOCK_TOKENS)
     chunk = pc.chunked_prefill
     if chunk is not None:
-        at_least(chunk, 1, "--chunked-prefill")
+        at_least(chunk, 1, "chunked_prefill")
         if name != "continuous":
-            raise InferlabError("--chunked-prefill applies to --policy continuous only")
+            raise ConfigError("{chunked_prefill} applies to {policy} continuous only")
     elif step.calibrate and name == "continuous":
         chunk = LLAMA_CPP_BATCH_TOKENS  # the fit assumed prompts ride in the decode batch
     llama = llama_policy(name, step)  # --policy llama.cpp and its knobs

@@ -14,7 +14,7 @@ import dataclasses
 import math
 from pathlib import Path
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError
 from inferlab.profile.sameserver import count_problems, refuse_mismatch, same_model
 from inferlab.sim.predict import measure_overhead
 from inferlab.sim.steptime.base import StepModel
@@ -48,7 +48,7 @@ def engine_model(c: StepChoice) -> StepModel | None:
     check_same_server(c.engine, c)
     run, over = c.engine.served, c.engine.serving_overhead_s
     if over is not None and not (math.isfinite(over) and over >= 0):
-        raise InferlabError("--serving-overhead must be a finite time >= 0, e.g. 2ms")
+        raise ConfigError("{serving_overhead_s} must be a finite time >= 0, e.g. 2ms")
     how = "stated (--serving-overhead)" if over is not None else ""
     knobs = llama_knobs(c)
     model = EngineStepTime(fit_engine(c.engine.bench), over or 0.0, knobs.n_ubatch, c.force, how)
