@@ -10,9 +10,12 @@ import argparse
 import contextlib
 import io
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.errors import InferlabError
+
+if TYPE_CHECKING:
+    from inferlab.drill.cards import Card
 
 MAX_CARDS = 10_000
 
@@ -54,7 +57,7 @@ def _kinds(args: argparse.Namespace) -> list[str]:
     return check_kinds([k.strip() for k in args.kind.split(",") if k.strip()])
 
 
-def _card_json(card: Any, lang: str) -> dict[str, Any]:
+def _card_json(card: Card, lang: str) -> dict[str, object]:
     from inferlab.drill import strings
 
     return {

@@ -13,11 +13,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.argtypes import TIME, int_list
 from inferlab.errors import InferlabError
 from inferlab.runfolder import result_folder
+
+if TYPE_CHECKING:
+    from inferlab.engines.llama_bench import EngineBenchConfig
 
 QUICK_MAX_BATCH = 4
 QUICK_OUTPUT_TOKENS = 32
@@ -56,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def config_from(args: argparse.Namespace) -> Any:
+def config_from(args: argparse.Namespace) -> EngineBenchConfig:
     from inferlab.engines.bundled import smollm2_gguf_path
     from inferlab.engines.llama_bench import EngineBenchConfig
 

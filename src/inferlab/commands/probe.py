@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.argtypes import BYTES, whole
 from inferlab.commands.flags.output import add_output, emit, table
 from inferlab.errors import InferlabError
 from inferlab.units import fmt_bandwidth, fmt_bytes, fmt_flops
+
+if TYPE_CHECKING:
+    from inferlab.probe.machine import ProbeResult
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def probe_rows(r: Any) -> list[tuple[str, str]]:
+def probe_rows(r: ProbeResult) -> list[tuple[str, str]]:
     bw, fl = r.bandwidth, r.flops
     rows = [
         ("cpu", f"{r.cpu}, {r.cores} cores, {fmt_bytes(r.memory_bytes)} RAM"),

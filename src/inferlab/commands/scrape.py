@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.argtypes import TIME
 from inferlab.commands.flags.output import table
+
+if TYPE_CHECKING:  # the snapshot module loads when the verb runs
+    from inferlab.servermetrics.snapshot import Histogram, Snapshot
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def _fmt(name: str, v: Any) -> str:
+def _fmt(name: str, v: float | None) -> str:
     if v is None:
         return "- (not published)"
     if name == "kv_cache_usage":
@@ -30,7 +33,7 @@ def _fmt(name: str, v: Any) -> str:
     return f"{v:g}"
 
 
-def _hist(h: Any) -> str:
+def _hist(h: Histogram | None) -> str:
     if h is None:
         return "- (not published)"
     q = [h.quantile(p) for p in (0.5, 0.9, 0.99)]
@@ -38,12 +41,12 @@ def _hist(h: Any) -> str:
     return f"{h.count:g} observations, p50/p90/p99 {qs} ms (bucket-interpolated)"
 
 
-def snapshot_rows(snap: Any) -> list[tuple[str, str]]:
+def snapshot_rows(snap: Snapshot) -> list[tuple[str, str]]:
     from dataclasses import fields
 
     from inferlab.servermetrics.snapshot import HISTOGRAMS
 
-    rows = [("dialect", snap.dialect)]
+    rows: list[tuple[str, str]] = [("dialect", snap.dialect)]
     for f in fields(snap):
         if f.name in ("dialect", "t_mono_s", "t_unix_s"):
             continue
@@ -52,7 +55,7 @@ def snapshot_rows(snap: Any) -> list[tuple[str, str]]:
     return rows
 
 
-def quantiles(snap: Any) -> dict[str, dict[str, float | None]]:
+def quantiles(snap: Snapshot) -> dict[str, dict[str, float | None]]:
     from inferlab.servermetrics.snapshot import HISTOGRAMS
 
     out: dict[str, dict[str, float | None]] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.argtypes import TIME
 from inferlab.commands.flags.load import LoadDefaults, add_load_flags, load_from_args
@@ -20,6 +20,7 @@ from inferlab.errors import InferlabError
 SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0, one_level=True)
 
 if TYPE_CHECKING:
+    from inferlab.load.spec import Level
     from inferlab.sim.level import SimConfig
 
 
@@ -57,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def _level(args: argparse.Namespace) -> Any:
+def _level(args: argparse.Namespace) -> Level | None:
     """The one level simulate runs: --users N is --concurrency N."""
     from inferlab.load.spec import Level
     from inferlab.sim.limits import at_least
