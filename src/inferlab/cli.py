@@ -80,11 +80,15 @@ FLAG_NAMES: dict[str, str] = {
     "memory_bytes": "--memory",
     # the scheduler (sim/policies/)
     "policy": "--policy",
+    "ctx_size": "--ctx-size",
+    "parallel": "--parallel",
     "max_batch": "--max-batch",
     "block_tokens": "--block-tokens",
     "chunked_prefill": "--chunked-prefill",
     # the price
     "gpu_hour": "--gpu-hour",
+    # past what was measured (an engine baseline's or a profile's batches)
+    "force": "--force",
 }
 
 # A value that starts with "-" but is a number to a human: -1, -1/s, -.5, -1e3, -inf, -16GB.

@@ -61,7 +61,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.sim.policies.base import BatchScheduler
 from inferlab.sim.policies.llamacpp_slots import PromptRam, Slot, tokens_of
 from inferlab.sim.prefix_cache import common_prefix, extended
@@ -206,10 +206,10 @@ class LlamaCppScheduler(BatchScheduler):
             r = waiting[0]
             need = r.prompt_tokens + r.output_tokens
             if self.slot_ctx is not None and need > self.slot_ctx:
-                raise InferlabError(
+                raise ConfigError(
                     f"a request of {r.prompt_tokens} + {r.output_tokens} tokens does not fit a "
-                    f"slot's context ({self.slot_ctx} tokens = --ctx-size / --parallel, padded "
-                    "to 256): raise --ctx-size"
+                    f"slot's context ({self.slot_ctx} tokens = {{ctx_size}} / {{parallel}}, "
+                    "padded to 256): raise {ctx_size}"
                 )
             waiting.popleft()
             slot = self._pick(idle, r)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inferlab.engine_result import BatchStep, EngineBench
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.sim.steptime.base import DecodeBatch
 
 EXTRAPOLATION_LIMIT = 2.0  # batches past this multiple of the largest measured are refused
@@ -167,10 +167,10 @@ class EngineStepTime:
     def check_batch(self, batch: int) -> None:
         limit = self.batch_limit
         if limit is not None and batch > limit:
-            raise InferlabError(
+            raise ConfigError(
                 f"batch {batch} is beyond 2x the largest batch the engine baseline measured "
                 f"({self.fit.largest_batch}): measure larger batches (engine-bench --batch) "
-                "or add --force to extrapolate anyway"
+                "or add {force} to extrapolate anyway"
             )
 
     def decode_s(self, count: int) -> float:

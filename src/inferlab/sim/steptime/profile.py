@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError
 from inferlab.profile.fit import ProfileFit, fit_profile
 from inferlab.profile.identity import check_profile_matches
 from inferlab.profile.record import ProfileRecord, ServerIdentity
@@ -70,10 +70,10 @@ class ProfileStepTime:
     def check_batch(self, batch: int) -> None:
         limit = self.batch_limit
         if limit is not None and batch > limit:
-            raise InferlabError(
+            raise ConfigError(
                 f"batch {batch} is beyond 2x the largest batch the profile measured "
                 f"({self.fit.max_decoders}): profile with more slots (--budget 2 widens the "
-                "grid) or add --force to extrapolate anyway"
+                "grid) or add {force} to extrapolate anyway"
             )
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
