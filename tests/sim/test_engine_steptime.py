@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
+from inferlab.cli import FLAG_NAMES
 from inferlab.engine_result import BatchStep, EngineBench
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from tests.engines.baseline import engine
@@ -61,8 +62,9 @@ def test_beyond_the_largest_batch_is_extrapolated_stated_and_refused_past_twice(
     assert m.step_time_s([], DecodeBatch.of(ctx_at(eb, 24))) == pytest.approx(0.1221 + 8 * slope)
     lines = m.describe(32)
     assert any("17..32 are beyond the measured range" in line for line in lines)
-    with pytest.raises(InferlabError, match=r"batch 33 is beyond 2x .* \(16\).*--force"):
+    with pytest.raises(ConfigError, match=r"batch 33 is beyond 2x .* \(16\).*add force") as e:
         m.step_time_s([], DecodeBatch.of(ctx_at(eb, 33)))
+    assert "or add --force to extrapolate" in e.value.worded(FLAG_NAMES)  # as the CLI says it
     above_one = EngineStepTime(fit_engine(engine({2: 0.0245, 4: 0.0389}, 0.0133)))
     assert any("below 2: extrapolated along the first segment" in x for x in above_one.describe(4))
     assert above_one.step_time_s([], DecodeBatch.of([48])) == pytest.approx(0.0245 - 0.0072)
