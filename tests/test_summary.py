@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from inferlab.jsonio import dumps, loads_strict
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.records import RequestRecord
 from inferlab.summary import LatencyStats, LevelSummary, RunSummary
 

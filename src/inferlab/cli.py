@@ -53,7 +53,7 @@ VERBS: dict[str, tuple[str, str]] = {
 # the user typed ("--requests-per-user must be >= 1"). One table for every verb: a field has
 # one flag wherever it is set.
 FLAG_NAMES: dict[str, str] = {
-    # the load (load/, sim/level.py)
+    # the load (load/, sim/simulate_level.py)
     "concurrency": "--concurrency",
     "rate": "--rate",
     "duration_s": "--duration",

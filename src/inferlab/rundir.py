@@ -172,7 +172,7 @@ def _skeleton(records: list[RequestRecord]) -> RunSummary:
 def load_summary(folder: Path) -> RunSummary:
     """summary.json, completed by levels rebuilt from records.jsonl that it does not cover."""
     from inferlab.metrics.checks import warning
-    from inferlab.metrics.level import summarize_level
+    from inferlab.metrics.level_summary import summarize_level
 
     if not folder.is_dir():
         what = "no such folder" if not folder.exists() else "a file, not a run folder"

@@ -134,7 +134,7 @@ class FloorComparison(JsonRecord):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerLevelMetrics(JsonRecord):
-    """The server's own books for one level, from its /metrics (servermetrics/level.py).
+    """The server's own books for one level, from its /metrics (servermetrics/level_counts.py).
     None: the engine does not publish it (never 0 for "unknown")."""
 
     dialect: Dialect

@@ -10,7 +10,7 @@ import pytest
 from inferlab.bench.loadstats import LAG_WARN_S, load_block, server_hit_ratio
 from inferlab.bench.materialise import schedule_s
 from inferlab.load.spec import Level, columns
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.records import RequestRecord
 
 MS = 1_000_000

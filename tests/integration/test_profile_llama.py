@@ -12,7 +12,7 @@ import pytest
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.profile import mixed, probes
 from inferlab.profile.record import Observation, ServerIdentity
-from inferlab.profile.run import ProfileConfig, connected
+from inferlab.profile.run_profile import ProfileConfig, connected
 from inferlab.profile.template import Template, chat_template
 from tests.integration.conftest import SLOTS
 

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from inferlab.metrics.checks import check_level
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.physics.measured import IMPOSSIBLE_CAUSES
 from inferlab.records import RequestRecord
 from inferlab.summary import ClientStats

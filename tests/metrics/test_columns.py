@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from inferlab.metrics.columns import RequestColumns, summarize_columns
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.metrics.requests import NS, latency
 from inferlab.metrics.stats import latency_stats
 from inferlab.records import RequestRecord

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.metrics.requests import latency
 from inferlab.records import RequestRecord
 

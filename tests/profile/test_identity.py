@@ -68,7 +68,7 @@ def test_the_identity_is_read_from_llama_servers_real_answers() -> None:
     import json
 
     from inferlab.bench.server import ServerInfo
-    from inferlab.profile.run import identity_from
+    from inferlab.profile.run_profile import identity_from
 
     here = Path(__file__).parent / "fixtures"
     models = json.loads((here / "v1-models-b11434.json").read_text())

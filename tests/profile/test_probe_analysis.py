@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from inferlab.profile.mixed import stall_s
-from inferlab.profile.plan import make_plan
+from inferlab.profile.probe_plan import make_plan
 from inferlab.profile.probes import steady_gaps, summarise
-from inferlab.profile.run import spread_rounds
+from inferlab.profile.run_profile import spread_rounds
 from inferlab.records import RequestRecord
 
 MS = 1_000_000
@@ -61,7 +61,7 @@ def test_the_plan_fits_the_servers_slots_and_context() -> None:
     p = make_plan(1, slots=4, ctx_per_slot=1024)
     assert p.decode_batches == (1, 2, 3, 4) and p.mixed_decoders == (1, 3)
     assert p.lone_prompts == (16, 128, 384) and p.repeats == 3
-    assert p.decode_rounds == 4  # one after each probe group (run.py)
+    assert p.decode_rounds == 4  # one after each probe group (run_profile.py)
     assert [spread_rounds(4, g, 4) for g in range(4)] == [1, 1, 1, 1]
     assert [spread_rounds(6, g, 4) for g in range(4)] == [1, 2, 1, 2]
     small = make_plan(1, slots=1, ctx_per_slot=256)

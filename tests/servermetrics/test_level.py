@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from inferlab.jsonio import dumps, loads_strict
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.metrics.server_checks import attach_server, check_server, metrics_unavailable
 from inferlab.physics.floor import Floor
-from inferlab.servermetrics.level import ServerLevelMetrics, summarize_server_level
+from inferlab.servermetrics.level_counts import ServerLevelMetrics, summarize_server_level
 from inferlab.servermetrics.sampler import Sample
 from inferlab.servermetrics.snapshot import Snapshot
 from inferlab.specs.cost import ModelCost

@@ -15,9 +15,9 @@ from inferlab.jsonio import dumps, loads_strict
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level, columns
 from inferlab.load.workload import Workload
-from inferlab.sim.level import simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import closed_levels, measure_overhead, predict, predict_config
+from inferlab.sim.simulate_level import simulate_level
 from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from inferlab.slo.grammar import parse_slo
 from inferlab.summary import Predicted, RunSummary

@@ -19,10 +19,10 @@ from inferlab.load.spec import Level
 from inferlab.metrics.scoring import attach
 from inferlab.profile.fit import fit_profile
 from inferlab.report.predicted import band_lines
-from inferlab.sim.level import simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import Predictor, predict_config
 from inferlab.sim.request import RequestCosts
+from inferlab.sim.simulate_level import simulate_level
 from inferlab.sim.steptime.profile import ProfileStepTime
 from inferlab.summary import RunSummary
 from tests.commands.test_demo_profile import SWEEP

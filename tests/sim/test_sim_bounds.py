@@ -9,7 +9,7 @@ import pytest
 
 from inferlab.jsonio import loads_strict
 from inferlab.load.spec import Level
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.sim.engine import simulate
 from inferlab.sim.limits import Limits, SimulationTooLarge
 from inferlab.sim.output import summarize_result, to_records

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from inferlab.servermetrics.dialects import parse_metrics
-from inferlab.servermetrics.level import summarize_server_level
+from inferlab.servermetrics.level_counts import summarize_server_level
 from inferlab.servermetrics.sampler import Sample
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from inferlab.cli import main
 from inferlab.testing.fake_server import running_fake_server
-from inferlab.watch.run import WatchConfig, run_watch
+from inferlab.watch.loop import WatchConfig, run_watch
 from tests.watch.helpers import FakeClock, physics, steady
 from tests.watch.test_frame import Script, no_util
 

@@ -14,8 +14,8 @@ from inferlab.servermetrics.dialects import MetricsError
 from inferlab.servermetrics.snapshot import Snapshot
 from inferlab.watch.exporter import Exporter
 from inferlab.watch.frame import Watcher
+from inferlab.watch.loop import WatchConfig, run_watch
 from inferlab.watch.record import read_record
-from inferlab.watch.run import WatchConfig, run_watch
 from tests.watch.helpers import FakeClock, physics, steady
 from tests.watch.test_frame import Script, no_util
 

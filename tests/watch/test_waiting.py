@@ -29,10 +29,10 @@ from inferlab.servermetrics.scrape import (
     MetricsUnreachable,
 )
 from inferlab.servermetrics.snapshot import Snapshot
-from inferlab.watch import run as run_mod
+from inferlab.watch import loop as run_mod
 from inferlab.watch.frame import Frame
+from inferlab.watch.loop import WatchConfig, run_watch
 from inferlab.watch.record import read_record
-from inferlab.watch.run import WatchConfig, run_watch
 from inferlab.watch.served import ServerNotUp
 from tests.bench.bounded_app import serve
 from tests.watch.helpers import FakeClock, physics, steady

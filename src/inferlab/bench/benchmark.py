@@ -49,7 +49,7 @@ from inferlab.load.workload import Workload
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
 from inferlab.metrics.decomposition import apply_engine_baseline
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.physics.decode import decode_point
 from inferlab.physics.floor import Floor, floor_block
 from inferlab.records import RecordWriter

@@ -8,7 +8,7 @@ import sys
 from inferlab.commands.flags.bench_config import check_sizes
 from inferlab.commands.flags.demo import add_demo_args
 from inferlab.demo.config import DemoConfig, TraceChoice, planned_sizes
-from inferlab.demo.run import run_demo
+from inferlab.demo.run_demo import run_demo
 from inferlab.errors import InferlabError
 
 

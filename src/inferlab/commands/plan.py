@@ -12,7 +12,7 @@ from inferlab.commands.flags.sim import add_sim_args, limits_from, model_and_pol
 from inferlab.slo.search import DEFAULT_MAX_LEVELS
 
 if TYPE_CHECKING:  # the simulator (numpy) loads only when the verb runs
-    from inferlab.sim.level import SimConfig
+    from inferlab.sim.simulate_level import SimConfig
     from inferlab.sim.steptime.choice import StepChoice
 
 # plan searches the rate itself: lengths, arrival process, prefixes and seed only.
@@ -50,9 +50,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def config_from(args: argparse.Namespace) -> tuple[StepChoice, SimConfig]:
     """The flags, read once into the simulation each candidate rate runs."""
-    from inferlab.sim.level import SimConfig
+    from inferlab.sim.capacity_plan import plan_config
     from inferlab.sim.limits import at_least, positive_finite
-    from inferlab.sim.plan import plan_config
+    from inferlab.sim.simulate_level import SimConfig
     from inferlab.slo.grammar import parse_slo
     from inferlab.slo.search import SearchSpec
 
@@ -74,7 +74,7 @@ def config_from(args: argparse.Namespace) -> tuple[StepChoice, SimConfig]:
 def run(args: argparse.Namespace) -> int:
     from inferlab.console import plan_text as say
     from inferlab.jsonio import dumps
-    from inferlab.sim.plan import Fleet, plan_fleet, plan_json
+    from inferlab.sim.capacity_plan import Fleet, plan_fleet, plan_json
     from inferlab.sim.steptime.ranges import check_batches
 
     step, cfg = config_from(args)

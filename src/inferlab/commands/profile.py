@@ -1,6 +1,6 @@
 """`inferlab profile`: fixed probes against a running server -> DIR/profile.json and its fit.
 
-The probes (profile/plan.py, docs/profile.md) are the same whatever workload is later
+The probes (profile/probe_plan.py, docs/profile.md) are the same whatever workload is later
 predicted. profile.json is written once, at the end: a server that dies mid-profile
 leaves one error line and no file.
 """
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.jsonio import dumps, write_json
     from inferlab.profile.fit import fit_profile
     from inferlab.profile.record import PROFILE_NAME
-    from inferlab.profile.run import ProfileConfig, run_profile
+    from inferlab.profile.run_profile import ProfileConfig, run_profile
     from inferlab.profile.text import fit_lines, identity_line
 
     checked_root(args.url)

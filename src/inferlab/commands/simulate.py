@@ -1,6 +1,6 @@
 """`inferlab simulate`: what a scheduler does to every user's latency, from the physics or a fit.
 
-Flags in, one `SimConfig` (sim/level.py), one call (`sim.run.run` or, with --find-max-load,
+Flags in, one `SimConfig` (sim/simulate_level.py), one call (`sim.run.run` or, with --find-max-load,
 `sim.run.search`), the result printed and kept (`sim.run.write_run`)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ SIM_LOAD = LoadDefaults(requests_per_level=None, duration_s=60.0, one_level=True
 
 if TYPE_CHECKING:
     from inferlab.load.spec import Level
-    from inferlab.sim.level import SimConfig
+    from inferlab.sim.simulate_level import SimConfig
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,7 +78,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
     """The flags, read once into the simulation they describe."""
     import dataclasses
 
-    from inferlab.sim.level import SimConfig
+    from inferlab.sim.simulate_level import SimConfig
 
     limits = limits_from(args)
     level = _level(args)
@@ -108,7 +108,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
 def run(args: argparse.Namespace) -> int:
     from inferlab.console import sim_text as say
     from inferlab.runfolder import resolve_run_folder
-    from inferlab.sim import run as sim
+    from inferlab.sim import simulated_run as sim
 
     if args.out is not None:
         resolve_run_folder(args.out, args.overwrite, args.append_run)  # refuse before the work

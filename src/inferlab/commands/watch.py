@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from inferlab.physics.floor import Floor
     from inferlab.specs.hardware import HardwareSpec
 
-DEFAULT_START_TIMEOUT_S = 60.0  # watch/run.py's default, stated here to keep --help light
+DEFAULT_START_TIMEOUT_S = 60.0  # watch/loop.py's default, stated here to keep --help light
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -119,7 +119,7 @@ def metrics_url(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from inferlab.watch.devutil import probe_for
-    from inferlab.watch.run import WatchConfig, run_watch
+    from inferlab.watch.loop import WatchConfig, run_watch
     from inferlab.watch.scraping import scraper
 
     _check(args)

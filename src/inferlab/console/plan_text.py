@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from inferlab.units import fmt_duration
 
 if TYPE_CHECKING:
-    from inferlab.sim.level import SimConfig
-    from inferlab.sim.plan import Fleet, Plan, RatePoint
+    from inferlab.sim.capacity_plan import Fleet, Plan, RatePoint
+    from inferlab.sim.simulate_level import SimConfig
     from inferlab.sim.steptime.choice import StepChoice
 
 FLOOR_NOTE = (

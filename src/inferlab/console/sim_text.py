@@ -8,8 +8,8 @@ from typing import IO, TYPE_CHECKING, Any
 from inferlab.units import fmt_duration as dur
 
 if TYPE_CHECKING:
-    from inferlab.sim.level import SimLevel
     from inferlab.sim.request import RequestCosts
+    from inferlab.sim.simulate_level import SimLevel
     from inferlab.summary import LevelSummary, SimulationBlock
 
 

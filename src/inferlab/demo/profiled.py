@@ -47,7 +47,7 @@ class ProfiledPlan:
 def _profile(url: str, out: Path, threads: int) -> ProfileRecord:
     from inferlab.jsonio import write_json
     from inferlab.profile.record import PROFILE_NAME
-    from inferlab.profile.run import ProfileConfig, run_profile
+    from inferlab.profile.run_profile import ProfileConfig, run_profile
 
     def say(line: str) -> None:
         print(f"      {line}", flush=True)
@@ -78,7 +78,7 @@ def closed_workload(cfg: BenchConfig) -> Workload:
 def predicted_max(pr: Predictor, cfg: BenchConfig, top: int) -> float | None:
     """The simulator's --find-max-load concurrency within the SLO, on the sweep's lengths."""
     from inferlab.sim.predict import predict_config
-    from inferlab.sim.run import search
+    from inferlab.sim.simulated_run import search
     from inferlab.slo.search import SearchSpec
 
     sim = predict_config(pr.model, pr.knobs, pr.slo, pr.costs)

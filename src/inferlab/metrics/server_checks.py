@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from inferlab.metrics.checks import warning
 from inferlab.metrics.compare import compare_at
-from inferlab.servermetrics.level import summarize_server_level
+from inferlab.servermetrics.level_counts import summarize_server_level
 from inferlab.servermetrics.sampler import Sample
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inferlab.errors import InferlabError
-from inferlab.metrics.level import summarize_level
+from inferlab.metrics.level_summary import summarize_level
 from inferlab.records import RequestRecord
 from inferlab.summary import LatencyStats, LevelSummary, PeerSource
 from inferlab.vocab import LevelKind

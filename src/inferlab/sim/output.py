@@ -217,7 +217,7 @@ def build_summary(
 ) -> RunSummary:
     """The run's summary.json, the same RunSummary bench writes, marked `simulated`.
 
-    `config` holds the simulation's settings (sim/run.py's `settings`) and
+    `config` holds the simulation's settings (sim/simulated_run.py's `settings`) and
     its `workload` block."""
     settings = {k: v for k, v in config.items() if k not in ("workload", "floor")}
     return RunSummary(

@@ -35,9 +35,9 @@ from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
 from inferlab.metrics.scoring import band_of
-from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.request import NO_COSTS, RequestCosts
+from inferlab.sim.simulate_level import SimConfig, simulate_level
 from inferlab.sim.steptime.engine import EngineStepTime, fit_engine
 from inferlab.sim.steptime.profile import ProfileStepTime
 from inferlab.summary import LevelSummary, Predicted, PredictedQuantiles, RunSummary

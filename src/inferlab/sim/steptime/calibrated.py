@@ -22,8 +22,8 @@ from inferlab.errors import InferlabError
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
-from inferlab.sim.level import SimConfig, simulate_level
 from inferlab.sim.scheduler import Policy
+from inferlab.sim.simulate_level import SimConfig, simulate_level
 from inferlab.sim.steptime.base import DecodeBatch, StepModel
 from inferlab.summary import RunSummary
 

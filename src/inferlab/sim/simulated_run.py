@@ -14,8 +14,8 @@ from typing import Any
 
 from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level
-from inferlab.sim.level import SimConfig, SimLevel, simulate_level
 from inferlab.sim.output import build_summary, iter_records, write_records
+from inferlab.sim.simulate_level import SimConfig, SimLevel, simulate_level
 from inferlab.sim.steptime.ranges import check_batches
 from inferlab.slo.attainment import SloLevel
 from inferlab.summary import RunSummary

@@ -26,7 +26,7 @@ from inferlab.bench.settle import settle_slots
 from inferlab.errors import InferlabError
 from inferlab.profile import mixed as mixed_probe
 from inferlab.profile import probes
-from inferlab.profile.plan import SHORT_PROMPT, ProbePlan, make_plan
+from inferlab.profile.probe_plan import SHORT_PROMPT, ProbePlan, make_plan
 from inferlab.profile.record import (
     SCHEMA_VERSION,
     Observation,

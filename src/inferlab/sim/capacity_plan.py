@@ -16,7 +16,7 @@ from typing import Any
 from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level
 from inferlab.physics.price import price_per_million
-from inferlab.sim.level import SimConfig, simulate_level
+from inferlab.sim.simulate_level import SimConfig, simulate_level
 from inferlab.slo.attainment import ObjectiveResult, SloLevel
 from inferlab.slo.grammar import Slo
 from inferlab.slo.search import DEFAULT_MAX_LEVELS, MaxLoad, SearchSpec, find_max_load
