@@ -116,7 +116,7 @@ def test_reading_names_the_key_that_does_not_fit() -> None:
 
 def test_a_simulated_summary_is_a_run_summary(tmp_path: Path) -> None:
     from inferlab.cli import main
-    from inferlab.rundir import read_summary
+    from inferlab.metrics.runfolder import read_summary
 
     argv = ["simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--users", "3",
             "--output-tokens", "20", "--out", str(tmp_path / "sim")]  # fmt: skip

@@ -77,7 +77,7 @@ def test_kill_during_second_level_keeps_both(
     )
     summary = json.loads((out / "summary.json").read_text())
     assert [lv["label"] for lv in summary["levels"]] == ["c=1"]  # written when c=1 ended
-    from inferlab.rundir import load_summary
+    from inferlab.metrics.runfolder import load_summary
 
     full = load_summary(out)
     c4 = [json.loads(x) for x in _lines(out / "records.jsonl")[:-1]]

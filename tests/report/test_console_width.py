@@ -75,7 +75,7 @@ def test_a_full_demo_fits_with_its_slo_load_and_trace_columns(
     name: str, tails: tuple[tuple[str, str], ...]
 ) -> None:
     """A real full demo's summary (sweep, Poisson level, trace, SLO): every cell whole."""
-    from inferlab.rundir import read_summary
+    from inferlab.metrics.runfolder import read_summary
 
     s = read_summary(Path(__file__).parents[1] / "data" / name)
     lines = _printed(s, wide=False)

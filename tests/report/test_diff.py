@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from inferlab.metrics.runfolder import load_summary
 from inferlab.report.diff import diff_rows, diff_runs
-from inferlab.rundir import load_summary
 
 REAL = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
 # The checked-in sweep's c=4 level (llama.cpp, SmolLM2 on 2 CPU cores).

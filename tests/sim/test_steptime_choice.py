@@ -13,8 +13,8 @@ import pytest
 from inferlab.cli import build_parser
 from inferlab.commands.flags.sim import step_choice
 from inferlab.engine_result import EngineBench
+from inferlab.metrics.runfolder import load_summary
 from inferlab.profile.record import load_profile
-from inferlab.rundir import load_summary
 from inferlab.sim.steptime.choice import EngineBaseline, ServedProfile, StepChoice
 from inferlab.sim.steptime.chooser import SOURCES, choose_step_model
 from inferlab.sim.steptime.engine import EngineStepTime
@@ -105,7 +105,10 @@ def _reads(tree: ast.AST) -> list[str]:
             name = node.func.id if isinstance(node.func, ast.Name) else name
             if name in READS | READERS:
                 found.append(f"line {node.lineno}: {name}")
-        elif isinstance(node, ast.ImportFrom) and node.module in ("inferlab.rundir", "json"):
+        elif isinstance(node, ast.ImportFrom) and node.module in (
+            "inferlab.metrics.runfolder",
+            "json",
+        ):
             found.append(f"line {node.lineno}: imports {node.module}")
     return found
 
@@ -116,5 +119,8 @@ def test_no_step_time_source_nor_the_chooser_reads_a_file(path: Path) -> None:
 
 
 def test_the_read_checker_finds_a_read() -> None:
-    code = "from inferlab.rundir import load_summary\nx = load_summary(p)\ny = p.read_text()\n"
+    code = (
+        "from inferlab.metrics.runfolder import load_summary\n"
+        "x = load_summary(p)\ny = p.read_text()\n"
+    )
     assert len(_reads(ast.parse(code))) == 3

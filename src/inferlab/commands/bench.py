@@ -10,7 +10,7 @@ from pathlib import Path
 from inferlab.commands.flags.bench import add_parser_args
 from inferlab.commands.flags.bench_config import BenchInputs, bench_config, checked_inputs
 from inferlab.jsonio import dumps
-from inferlab.runfolder import claim_run_folder, default_out
+from inferlab.metrics.runfolder import claim_run_folder, default_out
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.argtypes import TIME, int_list
 from inferlab.errors import InferlabError
-from inferlab.runfolder import result_folder
+from inferlab.metrics.runfolder import result_folder
 
 if TYPE_CHECKING:
     from inferlab.engines.llama_bench import EngineBenchConfig

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from inferlab.commands.flags.argtypes import whole
-from inferlab.runfolder import result_folder
+from inferlab.metrics.runfolder import result_folder
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -107,7 +107,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
 
 def run(args: argparse.Namespace) -> int:
     from inferlab.console import sim_text as say
-    from inferlab.runfolder import resolve_run_folder
+    from inferlab.metrics.runfolder import resolve_run_folder
     from inferlab.sim import simulated_run as sim
 
     if args.out is not None:

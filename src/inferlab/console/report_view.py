@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from inferlab.metrics.runfolder import load_summary
 from inferlab.report.inputs import compare_dir, render_run
-from inferlab.rundir import load_summary
 
 if TYPE_CHECKING:
     from inferlab.summary import RunSummary

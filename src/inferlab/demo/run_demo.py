@@ -9,7 +9,7 @@ from inferlab.demo.config import DemoConfig
 from inferlab.demo.steps import engine_alone, floor, machine_facts, probe
 from inferlab.demo.sweep import serve_and_sweep
 from inferlab.demo.trace import read_trace_level
-from inferlab.runfolder import claim_run_folder, default_out
+from inferlab.metrics.runfolder import claim_run_folder, default_out
 
 
 def run_demo(cfg: DemoConfig) -> int:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab.rundir import load_summary
+from inferlab.metrics.runfolder import load_summary
 
 if TYPE_CHECKING:
     from inferlab.physics.floor import Floor

@@ -132,7 +132,7 @@ def _mean(sl: SimLevel, name: str) -> int:
 def write_run(r: SimRun, out: Path, overwrite: bool = False, append: bool = False) -> Path:
     """records.jsonl (every level's) and summary.json in the run folder `out` claims."""
     from inferlab.jsonio import write_json
-    from inferlab.runfolder import claim_run_folder
+    from inferlab.metrics.runfolder import claim_run_folder
 
     with claim_run_folder(out, overwrite, append) as folder:
         records = (

@@ -111,8 +111,8 @@ def step_choice(args: argparse.Namespace) -> StepChoice:
     (the engine baseline, the bench run, the profile): the chooser reads none."""
     from inferlab.engines.llama_bench import RESULT_NAME, load_engine_bench
     from inferlab.errors import InferlabError
+    from inferlab.metrics.runfolder import load_summary
     from inferlab.profile.record import load_profile
-    from inferlab.rundir import load_summary
     from inferlab.sim.steptime.choice import LLAMA_KNOBS, EngineBaseline, ServedProfile, StepChoice
 
     cal, path = args.calibrate, args.engine_baseline
