@@ -7,12 +7,11 @@ load time. `this-machine` is what `inferlab probe` measured, read from the cache
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from inferlab.errors import SpecError
-from inferlab.specs.datafiles import read_catalogue
+from inferlab.specs.datafiles import cache_base, read_catalogue
 
 if TYPE_CHECKING:  # a catalogue entry needs no path: pathlib loads for this-machine only
     from pathlib import Path
@@ -53,12 +52,9 @@ class HardwareSpec:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("INFERLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "inferlab"
-    )
     from pathlib import Path
 
-    return Path(base)
+    return Path(cache_base())
 
 
 def this_machine_path() -> Path:
