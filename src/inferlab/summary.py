@@ -1,7 +1,8 @@
 """Typed run and level summaries: what summary.json holds, as frozen dataclasses.
 
-bench and sim produce them, report/sim.calibrate/rundir read them; JSON is only their
-edge (`to_json()` / `from_json()`, inferlab.jsonrecord), and the classes are the one
+bench and sim produce them, report, sim/steptime/calibrated and metrics/runfolder read
+them; JSON is only their edge (`to_json()` / `from_json()`, inferlab.jsonrecord), and the
+classes are the one
 schema: reading a file checks every value against these annotations, so a mistyped
 key is a mypy error and a damaged file is one line naming the key.
 
@@ -31,7 +32,7 @@ from inferlab.slo.saturation import Saturation
 from inferlab.slo.search import MaxLoad
 from inferlab.vocab import Bound, Dialect, LevelKind, Severity
 
-SCHEMA_VERSION = 1  # summary.json's; the one number bench, sim and rundir share
+SCHEMA_VERSION = 1  # summary.json's; the one number bench, sim and metrics/runfolder share
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ k tokens cached before each) takes
 the pairs term being the prompt's attention over what it sees (cached tokens and itself),
 the last one what each more pass over the weights costs when llama.cpp cuts the step into
 several ubatches (decoders in slots that are not consecutive, a prompt beside decoders:
-ubatches.py; a server with one unified KV cache (--kv-unified) does not
+specs/llamacpp_ubatches.py; a server with one unified KV cache (--kv-unified) does not
 cut them, and its split probe should then price a ubatch near 0: not measured here).
 
 decode(g) is the cost of a ubatch of g decoders, piecewise linear through the batches the

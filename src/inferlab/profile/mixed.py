@@ -9,7 +9,7 @@ prompt is the median over the decoders; the observation is the median over repea
 Each prompt gets D fresh decoders of DECODER_TOKENS tokens, left to end on their own.
 The decoders are in slots 0..D-1 and the prompt in slot D: llama.cpp computes that step
 as two ubatches (the D + 1 sequences' first tokens, then the prompt's rest;
-ubatches.py).
+specs/llamacpp_ubatches.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The event loop: arrivals on a (time, sequence) heap, beside the one step in flight.
 
 An engine step runs the batch the scheduler picked (sim/policies/); its
-duration comes from the injected step-time model (sim/steptime.py). Decoding
+duration comes from the injected step-time model (sim/steptime/base.py). Decoding
 sequences get one token per step; the running set (sim/running.py) keeps that
 progress lazily, so a step costs what changes in it, not the batch size. KV
 capacity is counted in blocks (sim/kv.py); closed-loop users (sim/users.py)

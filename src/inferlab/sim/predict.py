@@ -2,7 +2,7 @@
 
 `predict(model, knobs, level, requests)` runs the simulator with the llama.cpp policy
 (sim/policies/llamacpp.py) and the step time fitted to an engine-bench result
-(sim/steptime_engine.py) on a level's request specs, the ones load/ draws for bench
+(sim/steptime/engine.py) on a level's request specs, the ones load/ draws for bench
 (`Workload.requests(level)`): the same requests are predicted and then measured. It
 returns the typed `Predicted` block a level of summary.json holds: TTFT p50/p99, TPOT
 p50, aggregate tok/s and, with an SLO, goodput (judged as bench judges a level). How a

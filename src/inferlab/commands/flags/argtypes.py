@@ -1,6 +1,6 @@
 """argparse types that read a number, a unit quantity or a list, and refuse anything
-else in one line naming the flag (every verb's flags, and the flag helpers beside their
-configs: bench/flags.py, slo/flags.py)."""
+else in one line naming the flag (every verb's flags, and the shared flag groups beside
+them in commands/flags/)."""
 
 from __future__ import annotations
 

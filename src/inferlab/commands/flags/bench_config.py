@@ -58,7 +58,7 @@ MIN_RATE_PER_S, MAX_RATE_PER_S = 1e-3, 1e6
 
 
 def workload_from(args: argparse.Namespace) -> Workload:
-    """The load flags as a Workload (load/flags.py), with bench's own bounds."""
+    """The load flags as a Workload (commands/flags/load.py), with bench's own bounds."""
     # 1/rate is the mean gap: below 0.001/s one level takes days (and 1e-300/s overflows).
     if args.rate and not all(MIN_RATE_PER_S <= r <= MAX_RATE_PER_S for r in args.rate):
         raise InferlabError(
