@@ -32,6 +32,7 @@ class Script:
     fail_from: int | None = None  # the n-th completion request (0-based) on answer HTTP 500
     root_paths: bool = False  # llama-server's own API at the root: /models, /completions
     props: dict[str, object] | None = None  # GET /props answers this (else 404 or endless)
+    models: dict[str, object] | None = None  # GET /v1/models answers this (else one model "m")
     token_gap_s: float = 0.0  # between tokens: > 0 keeps them in separate reads (a real TPOT)
     completions: int = 0
     endless_bytes_sent: list[int] = field(default_factory=list)
@@ -107,7 +108,8 @@ async def native_completion(request: web.Request) -> web.StreamResponse:
 async def models(request: web.Request) -> web.StreamResponse:
     if "/v1/models" in request.app[SCRIPT].endless_paths:
         return await _endless(request, b'{"data":[{"id":"')
-    return web.json_response({"object": "list", "data": [{"id": "m", "owned_by": "test"}]})
+    said = request.app[SCRIPT].models
+    return web.json_response(said or {"object": "list", "data": [{"id": "m", "owned_by": "test"}]})
 
 
 async def endless_or_404(request: web.Request) -> web.StreamResponse:

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 import inferlab.specs.resolve as resolve_mod
-from inferlab.bench.autofloor import auto_floor, is_loopback, model_file, props_url
+from inferlab.bench.autofloor import (
+    auto_floor,
+    is_loopback,
+    model_file,
+    models_url,
+    props_url,
+    served_folder,
+)
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
 from inferlab.engines.bundled import smollm2_gguf_path
 from inferlab.load.spec import Level
@@ -182,3 +189,65 @@ def test_bench_without_a_floor_says_which_flag(probed: Path, tmp_path: Path) -> 
     assert len(info) == 1 and info[0].severity == "info" and "--floor-gguf" in info[0].message
     # the tokenizer note is still given beside it (it used to need an empty warning list)
     assert "no_tokenizer" in {w.code for w in res.summary.warnings}
+
+
+def _smollm2_folder(tmp_path: Path, dtype: str = "bfloat16") -> Path:
+    """A Hugging Face folder as vLLM serves it: SmolLM2-135M's config.json (its published
+    numbers), no weights needed for the floor."""
+    folder = tmp_path / "smollm2-hf"
+    folder.mkdir()
+    config = {
+        "model_type": "llama",
+        "hidden_size": 576,
+        "intermediate_size": 1536,
+        "num_attention_heads": 9,
+        "num_key_value_heads": 3,
+        "num_hidden_layers": 30,
+        "vocab_size": 49152,
+        "max_position_embeddings": 8192,
+        "tie_word_embeddings": True,
+        "torch_dtype": dtype,
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _vllm_models(root: str) -> dict[str, object]:
+    """vLLM 0.32's /v1/models (../shared/fixtures/vllm-0.32-cpu/v1-models.json), its root ours."""
+    return {"object": "list", "data": [{"id": "smollm2", "owned_by": "vllm", "root": root}]}
+
+
+def test_served_folder_reads_vllms_root(tmp_path: Path) -> None:
+    folder = _smollm2_folder(tmp_path)
+    assert served_folder(_vllm_models(str(folder))) == folder
+    assert served_folder(_vllm_models(str(tmp_path / "gone"))) is None  # not on this machine
+    assert served_folder({"data": [{"id": "m"}]}) is None and served_folder(None) is None
+    assert models_url("http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1/models"
+    fixture = Path(__file__).parents[2].parent / "shared/fixtures/vllm-0.32-cpu/v1-models.json"
+    if fixture.is_file():  # the captured bytes name a folder of the machine they came from
+        assert json.loads(fixture.read_text())["data"][0]["root"] == "/tmp/smollm2-hf"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("dtype", "name", "bytes_per_param"), [("bfloat16", "bf16", 2), ("float32", "fp32", 4)]
+)
+def test_a_local_vllm_gets_its_floor_from_the_served_folder(
+    probed: Path, tmp_path: Path, dtype: str, name: str, bytes_per_param: int
+) -> None:
+    folder = _smollm2_folder(tmp_path, dtype)
+    with serve(make_app(Script(models=_vllm_models(str(folder))))) as base:  # no /props: 404
+        auto = auto_floor(f"{base}/v1", None)
+    assert auto.floor is not None
+    weight = auto.floor.cost.weight_bytes_per_step(1)
+    params = derive_cost(resolve_mod.resolve_model(str(folder)), name).params_total
+    assert weight == pytest.approx(params * bytes_per_param, rel=0.01)
+    assert 134e6 < params < 136e6  # SmolLM2-135M
+    assert auto.line.startswith(f"floor: smollm2-hf ({name}, config.json) {fmt_bytes(weight)} / ")
+
+
+@pytest.mark.slow
+def test_a_remote_folder_name_is_no_floor(probed: Path, tmp_path: Path) -> None:
+    with serve(make_app(Script(models=_vllm_models(str(tmp_path / "elsewhere"))))) as base:
+        auto = auto_floor(f"{base}/v1", None)
+    assert auto.floor is None and "names no model file here" in auto.line

@@ -1,12 +1,13 @@
 """The floor bench states by itself, when it can: a server on this machine that names its file.
 
 `bench --url` without --floor-* flags asks a server on a loopback address which
-model file it loaded (llama.cpp's /props `model_path`; llama-server in router
-mode says "none"), reads that GGUF's real tensor bytes (specs/) and divides
-them by this machine's read bandwidth as `inferlab probe` measured and saved
-it. The result is one line saying so ("floor: FILE BYTES / BANDWIDTH probed
-here = X ms; --floor-* to override"); where any piece is missing, the line
-says which flag would give MBU instead. Never an error: the bench goes on.
+model it loaded: llama.cpp's /props `model_path` (llama-server in router mode says
+"none"), read as that GGUF's real tensor bytes; else the folder /v1/models names as a
+model's `root` (vLLM serves a Hugging Face folder), read from its config.json at its
+`torch_dtype`. The weight bytes (specs/) are divided by this machine's read bandwidth
+as `inferlab probe` measured and saved it. The result is one line saying so ("floor:
+FILE BYTES / BANDWIDTH probed here = X ms; --floor-* to override"); where any piece is
+missing, the line says which flag would give MBU instead. Never an error: the bench goes on.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 from inferlab.errors import InferlabError
 from inferlab.httpbody import MAX_JSON_BYTES, read_bounded_sync
 from inferlab.physics.floor import Floor
+from inferlab.specs.cost import ModelCost
 from inferlab.units import fmt_bandwidth, fmt_bytes
 
 FLAGS_HINT = "--floor-gguf FILE with --floor-hardware NAME (or --floor-bandwidth) gives MBU"
@@ -54,7 +56,8 @@ def props_url(base_url: str) -> str:
 
 
 def fetch_props(url: str, headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
-    """llama.cpp's /props as a dict ({} where it answered without one), None if no answer."""
+    """A JSON object the server serves at `url` (llama.cpp's /props, /v1/models) as a dict
+    ({} where it answered without one), None if no answer."""
     req = urllib.request.Request(url, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=timeout_s) as r:
@@ -75,31 +78,66 @@ def model_file(props: dict[str, Any] | None) -> Path | None:
     return p if p.suffix == ".gguf" and p.is_file() else None
 
 
-def floor_for(gguf: Path) -> AutoFloor:
-    """The GGUF's tensor bytes over this machine's probed read bandwidth."""
-    from inferlab.specs.cost import derive_cost
-    from inferlab.specs.hardware import get_hardware
-    from inferlab.specs.resolve import resolve_model
+def models_url(base_url: str) -> str:
+    u = base_url.strip().rstrip("/")
+    return (u if u.endswith("/v1") else u + "/v1") + "/models"
+
+
+def served_folder(models: dict[str, Any] | None) -> Path | None:
+    """The model folder /v1/models names as `root` (vLLM), if it holds a config.json here."""
+    data = (models or {}).get("data")
+    first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+    root = first.get("root")
+    if not isinstance(root, str) or not root:
+        return None
+    folder = Path(root).expanduser()
+    return folder if (folder / "config.json").is_file() else None
+
+
+def _torch_dtype(folder: Path) -> str:
+    """The weights' dtype config.json states (torch_dtype), as inferlab names it; bf16 else."""
+    from inferlab.specs.dtypes import ALIASES
 
     try:
-        cost = derive_cost(resolve_model(str(gguf)))
+        said = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("torch_dtype")
+    except (OSError, ValueError, AttributeError):
+        return "bf16"
+    return ALIASES.get(said, said) if isinstance(said, str) and said in ALIASES else "bf16"
+
+
+def floor_for(model: Path) -> AutoFloor:
+    """The model's weight bytes (a GGUF's tensors, or a folder's config.json at its
+    torch_dtype) over this machine's probed read bandwidth."""
+    from inferlab.specs.cost import derive_cost
+    from inferlab.specs.resolve import resolve_model
+
+    dtype = "bf16" if model.suffix == ".gguf" else _torch_dtype(model)
+    try:
+        cost = derive_cost(resolve_model(str(model)), weight_dtype=dtype)
     except InferlabError as e:
         return AutoFloor(
-            None, f"no MBU: the server's model {gguf} could not be read ({e}); {FLAGS_HINT}"
+            None, f"no MBU: the server's model {model} could not be read ({e}); {FLAGS_HINT}"
         )
+    name = model.name if model.suffix == ".gguf" else f"{model.name} ({dtype}, config.json)"
+    return _over_bandwidth(cost, name)
+
+
+def _over_bandwidth(cost: ModelCost, name: str) -> AutoFloor:
+    from inferlab.specs.hardware import get_hardware
+
     weight = cost.weight_bytes_per_step(1)
     try:
         hw = get_hardware("this-machine")
     except InferlabError:
         return AutoFloor(
             None,
-            f"no MBU: the server runs {gguf.name} ({fmt_bytes(weight)}) but this machine's "
+            f"no MBU: the server runs {name} ({fmt_bytes(weight)}) but this machine's "
             "bandwidth was never probed: run `inferlab probe` once, or pass --floor-bandwidth "
             "with --floor-gguf",
         )
     step_s = weight / hw.bandwidth_bytes_per_s
     line = (
-        f"floor: {gguf.name} {fmt_bytes(weight)} / {fmt_bandwidth(hw.bandwidth_bytes_per_s)} "
+        f"floor: {name} {fmt_bytes(weight)} / {fmt_bandwidth(hw.bandwidth_bytes_per_s)} "
         f"probed here = {step_s * 1e3:.3g} ms; --floor-* to override"
     )
     return AutoFloor(Floor(cost, hw), line)
@@ -112,8 +150,10 @@ def auto_floor(base_url: str, api_key: str | None, timeout_s: float = 5.0) -> Au
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = props_url(base_url)
     props = fetch_props(url, headers, timeout_s)
-    gguf = model_file(props)
-    if gguf is None:
+    model = model_file(props)
+    if model is None and props is not None:  # not llama.cpp's file: vLLM's served folder?
+        model = served_folder(fetch_props(models_url(base_url), headers, timeout_s))
+    if model is None:
         said = "names no model file here" if props is not None else "did not answer"
         return AutoFloor(None, f"no MBU: {url} {said}; {FLAGS_HINT}")
-    return floor_for(gguf)
+    return floor_for(model)
