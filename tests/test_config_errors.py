@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from inferlab.cli import FLAG_NAMES
-from inferlab.errors import ConfigError, worded
+from inferlab.errors import ConfigError, literal, worded
 from inferlab.sim.limits import Limits, SimulationTooLarge, at_least
 from tests.clirun import RunCli
 
@@ -23,6 +23,13 @@ def test_a_config_error_names_its_fields_alone_and_flags_when_worded() -> None:
     assert str(e) == "users 3 x requests_per_user 4 = 12 requests"
     assert e.worded(FLAG_NAMES) == "--users 3 x --requests-per-user 4 = 12 requests"
     assert worded("{unknown} stays a field; {rate}", FLAG_NAMES) == "unknown stays a field; --rate"
+
+
+def test_what_a_user_typed_keeps_its_braces() -> None:
+    e = ConfigError(f"cannot read {{injected}} {literal(repr('{x}@2s'))}")
+    assert e.worded(FLAG_NAMES) == "cannot read --inject-prompt '{x}@2s'"
+    assert str(e) == "cannot read injected '{x}@2s'"
+    assert worded("{not a field} {", {}) == "{not a field} {"
 
 
 def test_the_simulators_limits_name_fields() -> None:

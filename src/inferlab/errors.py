@@ -33,10 +33,25 @@ class ConfigError(InferlabError):
 
 
 def worded(template: str, names: dict[str, str]) -> str:
-    """`template` with each {field} written as names[field], or as the field itself."""
-    out, rest = [], template
-    while "{" in rest and "}" in rest.split("{", 1)[1]:
-        before, after = rest.split("{", 1)
-        field, rest = after.split("}", 1)
-        out += [before, names.get(field, field)]
-    return "".join([*out, rest])
+    """`template` with each {field} written as names[field] (or as the field itself), and
+    {{ / }} as a literal brace (text a user typed goes in through `literal`)."""
+    out, i = [], 0
+    while i < len(template):
+        two = template[i : i + 2]
+        if two in ("{{", "}}"):
+            out.append(two[0])
+            i += 2
+            continue
+        end = template.find("}", i + 1) if template[i] == "{" else -1
+        if end > i and template[i + 1 : end].isidentifier():
+            out.append(names.get(template[i + 1 : end], template[i + 1 : end]))
+            i = end + 1
+            continue
+        out.append(template[i])
+        i += 1
+    return "".join(out)
+
+
+def literal(text: str) -> str:
+    """`text` (a value the user gave) safe inside a ConfigError template: braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from inferlab.errors import ConfigError, InferlabError
+from inferlab.errors import ConfigError, InferlabError, literal
 from inferlab.load.spec import Requests
 from inferlab.sim.users import ClosedLoop
 
@@ -31,7 +31,7 @@ def parse_inject(text: str, output_tokens: int) -> Arrival:
         return a
     except (ValueError, InferlabError) as e:
         raise ConfigError(
-            f"cannot read {{injected}} {text!r}: write TOKENS@TIME, e.g. 8000@2s"
+            f"cannot read {{injected}} {literal(repr(text))}: write TOKENS@TIME, e.g. 8000@2s"
         ) from e
 
 
