@@ -15,3 +15,11 @@ class RunJson(Protocol):
     """Run `inferlab ARGV --json` in-process, assert it exits 0, return the parsed object."""
 
     def __call__(self, *argv: str) -> dict[str, Any]: ...
+
+
+def said(e: BaseException) -> str:
+    """An error as the CLI words it: a ConfigError's fields written as their flags."""
+    from inferlab.cli import FLAG_NAMES
+    from inferlab.errors import ConfigError
+
+    return e.worded(FLAG_NAMES) if isinstance(e, ConfigError) else str(e)

@@ -15,7 +15,10 @@ from inferlab.errors import ConfigError, literal, worded
 from inferlab.sim.limits import Limits, SimulationTooLarge, at_least
 from tests.clirun import RunCli
 
-SIM = Path(__file__).parents[1] / "src" / "inferlab" / "sim"
+SRC = Path(__file__).parents[1] / "src" / "inferlab"
+SIM = SRC / "sim"
+# The packages whose errors name config fields (the CLI words them as flags).
+FIELD_WORDED = ("sim", "load", "slo", "metrics", "demo")
 
 
 def test_a_config_error_names_its_fields_alone_and_flags_when_worded() -> None:
@@ -42,16 +45,17 @@ def test_the_simulators_limits_name_fields() -> None:
     assert too.value.worded(FLAG_NAMES).startswith("--requests-per-level = 20 requests")
 
 
-def test_every_field_the_simulator_names_has_a_flag() -> None:
-    """A field sim/ puts in braces is one the CLI can word (else the user reads a field)."""
-    missing = _raised_fields() - set(FLAG_NAMES)
+@pytest.mark.parametrize("package", FIELD_WORDED)
+def test_every_field_these_packages_name_has_a_flag(package: str) -> None:
+    """A field put in braces is one the CLI can word (else the user reads a field)."""
+    missing = _raised_fields(SRC / package) - set(FLAG_NAMES)
     assert not missing, missing
 
 
-def _raised_fields() -> set[str]:
-    """Fields in braces in sim/'s raise statements and at_least / check_requests calls."""
+def _raised_fields(folder: Path) -> set[str]:
+    """Fields in braces in the raise statements and calls (at_least, check_requests, ...)."""
     out: set[str] = set()
-    for path in SIM.rglob("*.py"):
+    for path in folder.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Raise | ast.Call):
                 continue
@@ -63,17 +67,18 @@ def _raised_fields() -> set[str]:
     return {f for f in out if f.isidentifier() and f.islower()}
 
 
-def test_no_error_the_simulator_raises_names_a_flag() -> None:
-    """sim/'s raise statements word fields, not inferlab's flags (another verb's flags,
-    named as advice, e.g. `engine-bench --batch`, are not the simulation's)."""
+@pytest.mark.parametrize("package", FIELD_WORDED)
+def test_no_error_these_packages_raise_names_a_flag(package: str) -> None:
+    """Their raise statements word config fields, not inferlab's flags (another verb's
+    flags, named as advice, e.g. `engine-bench --batch`, are not the config's)."""
     flags = set(FLAG_NAMES.values())
     wrong = []
-    for path in sorted(SIM.rglob("*.py")):
+    for path in sorted((SRC / package).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Raise) and node.exc is not None:
                 words = ast.unparse(node.exc).replace("'", " ").replace('"', " ").split()
                 named = {w.strip(",.;:()") for w in words} & flags
-                wrong += [f"{path.relative_to(SIM)}:{node.lineno} {f}" for f in sorted(named)]
+                wrong += [f"{path.relative_to(SRC)}:{node.lineno} {f}" for f in sorted(named)]
     assert not wrong, wrong
 
 

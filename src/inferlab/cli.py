@@ -62,8 +62,19 @@ FLAG_NAMES: dict[str, str] = {
     "requests_per_user": "--requests-per-user",
     "trace": "--trace",
     "injected": "--inject-prompt",
+    "prompt_tokens": "--prompt-tokens",
+    "output_tokens": "--output-tokens",
+    "burstiness": "--burstiness",
+    "trace_window": "--trace-window",
+    "trace_speed": "--trace-speed",
+    "length_scale": "--length-scale",
+    "trace_block_tokens": "--trace-block-tokens",
+    "prompts": "--prompts",
+    "turns": "--turns",
+    "think_time_s": "--think-time",
     # the SLO and the search
     "slo": "--slo",
+    "min_attainment": "--min-attainment",
     "search": "--find-max-load",
     "search_max_levels": "--search-max-levels",
     # the simulation's size
@@ -85,6 +96,10 @@ FLAG_NAMES: dict[str, str] = {
     "max_batch": "--max-batch",
     "block_tokens": "--block-tokens",
     "chunked_prefill": "--chunked-prefill",
+    # the run folder
+    "out_dir": "--out",
+    "overwrite": "--overwrite",
+    "append_run": "--append-run",
     # the price
     "gpu_hour": "--gpu-hour",
     # past what was measured (an engine baseline's or a profile's batches)

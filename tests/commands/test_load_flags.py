@@ -12,6 +12,7 @@ from inferlab.commands.flags.load import LoadDefaults, load_from_args
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Requests
 from inferlab.load.workload import Workload
+from tests.clirun import said
 
 SIM = ("simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm")
 BENCH = ("bench", "--url", "http://127.0.0.1:9/v1")
@@ -102,7 +103,7 @@ def test_gamma_shape_is_burstiness_and_burstiness_alone_means_gamma() -> None:
 def test_bad_load_flags_name_the_flag(argv: tuple[str, ...], needle: str) -> None:
     with pytest.raises(InferlabError) as e:
         _workload(*BENCH, *argv)
-    assert needle in str(e.value)
+    assert needle in said(e.value)
 
 
 def test_a_trace_is_one_level_that_replaces_the_sweep(tmp_path: Path) -> None:

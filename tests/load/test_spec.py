@@ -13,6 +13,7 @@ from inferlab.load.arrivals import arrival_times
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Prefix, Workload
+from tests.clirun import said
 
 
 def _workload(**kw: Any) -> Workload:
@@ -75,7 +76,7 @@ def test_duration_ends_an_open_loop_level() -> None:
     w = _workload(requests_per_level=None, duration_s=10.0)
     r = w.requests(Level("rate", 20.0))
     assert 150 < len(r) < 250 and r.arrival_s[-1] < 10.0
-    with pytest.raises(InferlabError, match="--requests-per-level"):
+    with pytest.raises(InferlabError, match="requests_per_level"):  # the field; CLI: the flag
         w.requests(Level("concurrency", 2))
 
 
@@ -95,8 +96,9 @@ def test_arrival_processes() -> None:
     ("rate", "k", "needle"), [(0.0, 1.0, "--rate"), (5.0, 0.0, "--burstiness")]
 )
 def test_bad_arrivals_name_the_flag(rate: float, k: float, needle: str) -> None:
-    with pytest.raises(InferlabError, match=needle):
+    with pytest.raises(InferlabError) as e:
         arrival_times(np.random.default_rng(0), "gamma", rate, k, count=3)
+    assert needle in said(e.value) and needle not in str(e.value)  # the library names a field
 
 
 def test_a_million_specs_are_columns() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ def fixed_length(value: str | int | None, flag: str) -> int | None:
     except ValueError:
         n = 0
     if n < 1:
-        raise InferlabError(f"{flag} {value!r}: the demo takes a fixed length N >= 1")
+        raise ConfigError(f"{flag} {literal(repr(value))}: the demo takes a fixed length N >= 1")
     return n
 
 
@@ -67,5 +67,5 @@ def planned_sizes(
     """Levels, requests per level and output tokens: the flags', else the demo's defaults."""
     chosen = levels or ([1, 2, 4] if quick else [1, 2, 4, 8, 16])
     n = requests or (4 if quick else 16)
-    out_tokens = fixed_length(output_tokens, "--output-tokens") or (32 if quick else 128)
+    out_tokens = fixed_length(output_tokens, "{output_tokens}") or (32 if quick else 128)
     return tuple(chosen), n, out_tokens

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import F64, ArrivalProcess
 
 MAX_ARRIVALS = 100_000_000  # a hard stop for generated loads; the CLIs' own limits are lower
@@ -28,9 +28,9 @@ def _gaps(rng: np.random.Generator, process: ArrivalProcess, rate: float, k: flo
 
 def check_rate(rate_per_s: float, burstiness: float) -> None:
     if not 0 < rate_per_s < math.inf:
-        raise InferlabError("--rate must be positive and finite, e.g. --rate 5")
+        raise ConfigError("{rate} must be positive and finite, e.g. {rate} 5")
     if not 0 < burstiness < math.inf:
-        raise InferlabError(f"--burstiness must be positive, e.g. 0.5 (got {burstiness:g})")
+        raise ConfigError(f"{{burstiness}} must be positive, e.g. 0.5 (got {burstiness:g})")
 
 
 def arrival_times(
@@ -51,11 +51,11 @@ def arrival_times(
             raise InferlabError(f"a level takes at most {MAX_ARRIVALS:.0e} requests")
         return np.cumsum(_gaps(rng, process, rate_per_s, burstiness, count))
     if duration_s is None or not 0 < duration_s < math.inf:
-        raise InferlabError("--duration must be positive and finite, e.g. 60s")
+        raise ConfigError("{duration_s} must be positive and finite, e.g. 60s")
     expected = rate_per_s * duration_s
     if expected >= MAX_ARRIVALS:
-        raise InferlabError(
-            f"--rate x --duration must give fewer than {MAX_ARRIVALS:.0e} requests "
+        raise ConfigError(
+            f"{{rate}} x {{duration_s}} must give fewer than {MAX_ARRIVALS:.0e} requests "
             f"(got {expected:.3g})"
         )
     return _until(rng, process, rate_per_s, burstiness, duration_s)
@@ -80,7 +80,7 @@ def _until(
             out = np.concatenate(parts)
             return out[:most] if len(out) > most else out
         t = float(times[-1])
-    raise InferlabError(
-        f"the arrivals did not reach --duration {end_s:g} s after {most} requests; "
-        "use a larger --burstiness"
+    raise ConfigError(
+        f"the arrivals did not reach {{duration_s}} {end_s:g} s after {most} requests; "
+        "use a larger {burstiness}"
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError
 from inferlab.load.spec import F64, I64, Requests, columns
 
 MAX_TURNS = 10_000
@@ -31,9 +31,9 @@ class Conversation:
 
     def __post_init__(self) -> None:
         if not 1 <= self.turns <= MAX_TURNS:
-            raise InferlabError(f"--turns must be 1 to {MAX_TURNS}, e.g. 4")
+            raise ConfigError(f"{{turns}} must be 1 to {MAX_TURNS}, e.g. 4")
         if not 0 <= self.think_time_s < math.inf:
-            raise InferlabError("--think-time must be a finite time >= 0, e.g. 2s")
+            raise ConfigError("{think_time_s} must be a finite time >= 0, e.g. 2s")
 
 
 def conversation_rows(n_conversations: int, turns: int) -> tuple[I64, I64]:

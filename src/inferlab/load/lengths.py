@@ -25,7 +25,7 @@ from typing import Literal, NoReturn
 import numpy as np
 import numpy.typing as npt
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, literal
 
 LengthKind = Literal["fixed", "uniform", "normal", "lognormal", "empirical"]
 
@@ -57,13 +57,15 @@ class LengthDist:
 
     @classmethod
     def parse(cls, text: str, flag: str, max_tokens: int = 1_000_000) -> LengthDist:
-        """Read the flag text; a malformed one raises InferlabError naming `flag` in one line."""
+        """Read the text; a malformed one raises ConfigError naming `flag` in one line (a
+        config field in braces, e.g. "{prompt_tokens}", which the CLI words as its flag)."""
         if max_tokens < 1:
-            raise InferlabError(f"{flag}: the length limit must be at least 1 (got {max_tokens})")
+            raise ConfigError(f"{flag}: the length limit must be at least 1 (got {max_tokens})")
         try:
             dist = _parse(text.strip(), flag, max_tokens)
         except _Bad as e:
-            raise InferlabError(f"{flag} {text!r}: {e}; accepted: {ACCEPTED}") from None
+            said = literal(f"{text!r}: {e}")
+            raise ConfigError(f"{flag} {said}; accepted: {literal(ACCEPTED)}") from None
         return dist
 
     def sample(self, rng: np.random.Generator, n: int) -> npt.NDArray[np.int64]:
@@ -210,8 +212,9 @@ def _raise_bad_value(path_text: str, flag: str, text: str) -> NoReturn:
     for line_no, line in enumerate(text.splitlines(), 1):
         for token in line.split():
             if not (_is_int(token) and int(token) >= 1):
-                raise InferlabError(
-                    f"{flag} {path_text}:{line_no}: {token!r} is not a whole number of tokens "
+                raise ConfigError(
+                    f"{flag} {literal(path_text)}:{line_no}: {literal(repr(token))} is not a "
+                    "whole number of tokens "
                     ">= 1; an empirical file holds whole numbers separated by spaces or newlines"
                 )
     raise _Bad(f"cannot read the numbers in {path_text}")

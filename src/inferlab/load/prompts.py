@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError, literal
 
 MAX_PROMPTS_BYTES = 256 << 20  # a corpus, not a data lake: read whole, refused beyond this
 MIN_WORDS = 16  # fewer and every prompt is the same few words again
@@ -38,9 +38,11 @@ def _text(obj: object) -> str | None:
 def read_prompt_words(path: Path) -> tuple[str, ...]:
     """The words of every prompt in the JSONL file, in order; one clear error otherwise."""
     if not path.is_file():
-        raise InferlabError(f"--prompts {path}: no such file")
+        raise ConfigError(f"{{prompts}} {literal(str(path))}: no such file")
     if path.stat().st_size > MAX_PROMPTS_BYTES:
-        raise InferlabError(f"--prompts {path}: larger than {MAX_PROMPTS_BYTES >> 20} MiB")
+        raise ConfigError(
+            f"{{prompts}} {literal(str(path))}: larger than {MAX_PROMPTS_BYTES >> 20} MiB"
+        )
     words: list[str] = []
     with path.open(encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
@@ -57,5 +59,7 @@ def read_prompt_words(path: Path) -> tuple[str, ...]:
                 )
             words.extend(text.split())
     if len(words) < MIN_WORDS:
-        raise InferlabError(f"--prompts {path}: {len(words)} words; give at least {MIN_WORDS}")
+        raise ConfigError(
+            f"{{prompts}} {literal(str(path))}: {len(words)} words; give at least {MIN_WORDS}"
+        )
     return tuple(words)

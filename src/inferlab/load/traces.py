@@ -3,7 +3,7 @@
 read_trace(name_or_path) -> Trace
     Bundled names: azure-conv, azure-code, mooncake-conv (see load/data/README.md), or a
     path in any layout of `trace_formats`. Times become seconds from the first request.
-parse_window(text, flag="--trace-window") -> (start_s, end_s)
+parse_window(text, flag="{trace_window}") -> (start_s, end_s)
     `START:END` in seconds of trace time (units allowed: 10min:20min); either side may be empty.
 shape_trace(trace, window, speed, length_scale, block_tokens) -> ShapedTrace
     Keeps the rows with START <= t < END (trace time, before any speed-up), replays them
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError, literal
 from inferlab.load.trace_formats import Rows, TraceFormat, parse_rows
 
 Floats = npt.NDArray[np.float64]
@@ -165,7 +165,7 @@ WINDOW_FORMS = (
 )
 
 
-def parse_window(text: str, flag: str = "--trace-window") -> tuple[float, float]:
+def parse_window(text: str, flag: str = "{trace_window}") -> tuple[float, float]:
     """'60:120' -> (60.0, 120.0); an empty START is 0, an empty END the end of the trace."""
     from inferlab.units import parse_time
 
@@ -176,9 +176,11 @@ def parse_window(text: str, flag: str = "--trace-window") -> tuple[float, float]
         start = parse_time(parts[0]) if parts[0].strip() else 0.0
         end = parse_time(parts[1]) if parts[1].strip() else math.inf
     except (ValueError, InferlabError):
-        raise InferlabError(f"{flag} {text!r}: {WINDOW_FORMS}") from None
+        raise ConfigError(f"{flag} {literal(repr(text))}: {literal(WINDOW_FORMS)}") from None
     if not (0 <= start < end) or math.isnan(end):
-        raise InferlabError(f"{flag} {text!r}: needs 0 <= START < END; {WINDOW_FORMS}")
+        raise ConfigError(
+            f"{flag} {literal(repr(text))}: needs 0 <= START < END; {literal(WINDOW_FORMS)}"
+        )
     return start, end
 
 
@@ -191,18 +193,18 @@ def shape_trace(
 ) -> ShapedTrace:
     """Window (trace time, START included, END excluded), speed-up, then length scaling."""
     if not (0 < speed < math.inf):
-        raise InferlabError(f"--trace-speed must be a positive number (got {speed:g})")
+        raise ConfigError(f"{{trace_speed}} must be a positive number (got {speed:g})")
     if not (0 < length_scale < math.inf):
-        raise InferlabError(f"--length-scale must be a positive number (got {length_scale:g})")
+        raise ConfigError(f"{{length_scale}} must be a positive number (got {length_scale:g})")
     if block_tokens < 1:
-        raise InferlabError(f"--trace-block-tokens must be at least 1 (got {block_tokens})")
+        raise ConfigError(f"{{trace_block_tokens}} must be at least 1 (got {block_tokens})")
     start, end = window if window is not None else (0.0, math.inf)
     lo = int(np.searchsorted(trace.arrival_s, start, side="left"))
     hi = int(np.searchsorted(trace.arrival_s, end, side="left"))
     if hi <= lo:
         shown = f"{start:g}:{'' if math.isinf(end) else f'{end:g}'}"
-        raise InferlabError(
-            f"{trace.source}: --trace-window {shown} holds no request; the trace has "
+        raise ConfigError(
+            f"{literal(trace.source)}: {{trace_window}} {shown} holds no request; the trace has "
             f"{trace.rows:,} rows over {trace.span_s:,.1f} s (from 0 to {trace.span_s:.1f} s)"
         )
     hashes = None if trace.hash_ids is None else trace.hash_ids[lo:hi]
@@ -236,13 +238,13 @@ def check_context(shaped: ShapedTrace, n_ctx: int, source: str) -> None:
     if over.size == 0:
         return
     i = int(over[0])
-    scaled = "" if shaped.length_scale == 1 else f" after --length-scale {shaped.length_scale:g}"
+    scaled = "" if shaped.length_scale == 1 else f" after {{length_scale}} {shaped.length_scale:g}"
     fit = shaped.length_scale * n_ctx / float(total.max())
-    raise InferlabError(
-        f"{shaped.source}:{int(shaped.file_lines[i])}: prompt {int(shaped.prompt_tokens[i]):,} "
-        f"+ output {int(shaped.output_tokens[i]):,} tokens{scaled} exceeds {source} of "
-        f"{n_ctx:,} ({over.size:,} of {shaped.rows:,} requests do); "
-        f"use --length-scale {_round_down(fit)} or a --trace-window without them"
+    raise ConfigError(
+        f"{literal(shaped.source)}:{int(shaped.file_lines[i])}: prompt "
+        f"{int(shaped.prompt_tokens[i]):,} + output {int(shaped.output_tokens[i]):,} tokens"
+        f"{scaled} exceeds {literal(source)} of {n_ctx:,} ({over.size:,} of {shaped.rows:,} "
+        f"requests do); use {{length_scale}} {_round_down(fit)} or a {{trace_window}} without them"
     )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError
 from inferlab.load.arrivals import arrival_times
 from inferlab.load.conversations import Conversation, as_conversations
 from inferlab.load.spec import NO_ID, ArrivalProcess, Level, Requests, columns
@@ -162,7 +162,7 @@ class Workload:
             return self.requests_per_level
         if level.open_loop and self.duration_s is not None:
             return None
-        raise InferlabError("give --requests-per-level (or --duration for --rate levels)")
+        raise ConfigError("give {requests_per_level} (or {duration_s} for {rate} levels)")
 
     def _draw(self, level: Level, n: int | None, streams: list[np.random.Generator]) -> Requests:
         if level.kind == "rate":

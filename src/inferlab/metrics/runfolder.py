@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError, literal
 from inferlab.jsonrecord import SchemaError
 from inferlab.vocab import LevelKind
 
@@ -42,8 +42,8 @@ RUN_MARKERS = ("records.jsonl", "summary.json", "watch.jsonl", "server_metrics.j
 MAX_SUBRUNS = 10_000
 
 
-class RunFolderError(InferlabError):
-    """--out names a file, or a folder that already holds a run."""
+class RunFolderError(ConfigError):
+    """The run folder (--out) names a file, or a folder that already holds a run."""
 
 
 def default_out() -> Path:
@@ -60,7 +60,9 @@ def _next_subrun(folder: Path) -> Path:
         candidate = folder / f"run-{n}"
         if not candidate.exists():
             return candidate
-    raise RunFolderError(f"{folder} already holds {MAX_SUBRUNS} sub-runs; choose another --out")
+    raise RunFolderError(
+        f"{literal(str(folder))} already holds {MAX_SUBRUNS} sub-runs; choose another {{out_dir}}"
+    )
 
 
 def _clear_run(folder: Path) -> None:
@@ -74,9 +76,11 @@ def _clear_run(folder: Path) -> None:
 def resolve_run_folder(out: Path, overwrite: bool = False, append_run: bool = False) -> Path:
     """The folder this run will write into; refuses to mix runs (nothing is created here)."""
     if out.exists() and not out.is_dir():
-        raise RunFolderError(f"--out {out} is a file; give a folder (it is created if missing)")
+        raise RunFolderError(
+            f"{{out_dir}} {literal(str(out))} is a file; give a folder (it is created if missing)"
+        )
     if overwrite and append_run:
-        raise RunFolderError("give --overwrite or --append-run, not both")
+        raise RunFolderError("give {overwrite} or {append_run}, not both")
     if not holds_run(out):
         return out
     if append_run:
@@ -84,8 +88,8 @@ def resolve_run_folder(out: Path, overwrite: bool = False, append_run: bool = Fa
     if overwrite:
         return out
     raise RunFolderError(
-        f"--out {out} already holds a run; add --overwrite to replace it, "
-        "--append-run to add this run beside it (in a run-N/ sub-folder), or choose another folder"
+        f"{{out_dir}} {literal(str(out))} already holds a run; add {{overwrite}} to replace it, "
+        "{append_run} to add this run beside it (in a run-N/ sub-folder), or choose another folder"
     )
 
 
@@ -107,7 +111,8 @@ def claim_run_folder(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:  # a file on the way (--out FILE/x), a read-only or virtual place
         raise RunFolderError(
-            f"--out {out}: cannot create the folder ({e.strerror or e}); give a writable folder"
+            f"{{out_dir}} {literal(str(out))}: cannot create the folder "
+            f"({literal(str(e.strerror or e))}); give a writable folder"
         ) from e
     try:
         yield folder
@@ -133,10 +138,14 @@ def result_folder(out: Path | None, stem: str, result_name: str, overwrite: bool
     --overwrite), is refused. Created when the result is written, not here."""
     folder = out or Path("results") / time.strftime(f"{stem}-%Y%m%d-%H%M%S")
     if folder.exists() and not folder.is_dir():
-        raise InferlabError(f"--out {folder} is a file; give a folder (it is created if missing)")
+        raise RunFolderError(
+            f"{{out_dir}} {literal(str(folder))} is a file; "
+            "give a folder (it is created if missing)"
+        )
     if (folder / result_name).exists() and not overwrite:
-        raise InferlabError(
-            f"--out {folder} already holds {result_name}; add --overwrite or choose another folder"
+        raise RunFolderError(
+            f"{{out_dir}} {literal(str(folder))} already holds {result_name}; add {{overwrite}} "
+            "or choose another folder"
         )
     return folder
 

@@ -159,8 +159,8 @@ def run_workload(summary: RunSummary) -> Workload:
 
     w = summary.workload
     return Workload(
-        LengthDist.parse(str(int(w.prompt_tokens)), "--prompt-tokens", MAX_TOKENS),
-        LengthDist.parse(str(int(w.output_tokens)), "--output-tokens", MAX_TOKENS),
+        LengthDist.parse(str(int(w.prompt_tokens)), "{prompt_tokens}", MAX_TOKENS),
+        LengthDist.parse(str(int(w.output_tokens)), "{output_tokens}", MAX_TOKENS),
         (),
         requests_per_level=int(w.requests_per_level),
         seed=int(w.rest.get("seed") or 0),

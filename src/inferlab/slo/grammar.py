@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from inferlab.errors import InferlabError, UnitError
+from inferlab.errors import ConfigError, UnitError, literal
 from inferlab.units import parse_duration
 
 Metric = Literal["ttft", "tpot", "e2e", "itl_max", "ttfo"]
@@ -35,6 +35,10 @@ MEANING: dict[Metric, str] = {
     "itl_max": "the request's worst gap between stream chunks",
     "ttfo": "first non-reasoning token",
 }
+
+
+class SloUnitError(ConfigError, UnitError):
+    """A limit of the SLO without its unit: a unit error, worded as the flag that set it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,26 +99,30 @@ def _objective(key: str) -> tuple[Metric, Percentile | None]:
         for pct in PERCENTILES:
             if key == f"{metric}_{pct}":
                 return metric, pct
-    raise InferlabError(f"--slo: unknown objective {key!r}; accepted: {accepted()}")
+    raise ConfigError(
+        f"{{slo}}: unknown objective {literal(repr(key))}; accepted: {literal(accepted())}"
+    )
 
 
 def _limit(key: str, value: str) -> float:
     try:
         seconds = parse_duration(value)
     except UnitError:
-        raise UnitError(
-            f"--slo {key}={value}: {key} is a time and needs a unit (ns, us, ms, s, min, h), "
-            "e.g. 500ms, 1.5s or 2min"
+        raise SloUnitError(
+            f"{{slo}} {literal(f'{key}={value}')}: {literal(key)} is a time and needs a unit "
+            "(ns, us, ms, s, min, h), e.g. 500ms, 1.5s or 2min"
         ) from None
     if not (seconds > 0 and math.isfinite(seconds)):
-        raise InferlabError(f"--slo {key}={value}: give a positive finite time, e.g. 500ms")
+        raise ConfigError(
+            f"{{slo}} {literal(f'{key}={value}')}: give a positive finite time, e.g. 500ms"
+        )
     return seconds
 
 
 def parse_slo(text: str, min_attainment: float = DEFAULT_MIN_ATTAINMENT) -> Slo:
     """'ttft=500ms,tpot_p99=50ms' -> Slo; a mistake raises one line naming what is accepted."""
     if not 0 < min_attainment <= 1:
-        raise InferlabError(f"--min-attainment {min_attainment:g}: give a fraction in (0, 1]")
+        raise ConfigError(f"{{min_attainment}} {min_attainment:g}: give a fraction in (0, 1]")
     per_request: list[RequestObjective] = []
     per_level: list[LevelObjective] = []
     seen: set[str] = set()
@@ -122,12 +130,13 @@ def parse_slo(text: str, min_attainment: float = DEFAULT_MIN_ATTAINMENT) -> Slo:
         key, eq, value = part.partition("=")
         key, value = key.strip().lower(), value.strip()
         if not eq or not key or not value:
-            raise InferlabError(
-                f"--slo: cannot read {part!r}; write NAME=TIME pairs, e.g. ttft=500ms,tpot_p99=50ms"
+            raise ConfigError(
+                f"{{slo}}: cannot read {literal(repr(part))}; write NAME=TIME pairs, "
+                "e.g. ttft=500ms,tpot_p99=50ms"
             )
         metric, pct = _objective(key)
         if key in seen:
-            raise InferlabError(f"--slo: {key} is given twice")
+            raise ConfigError(f"{{slo}}: {literal(key)} is given twice")
         seen.add(key)
         limit = _limit(key, value)
         if pct is None:

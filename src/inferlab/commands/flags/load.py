@@ -261,8 +261,8 @@ def load_from_args(args: argparse.Namespace, defaults: LoadDefaults = LoadDefaul
     from inferlab.load.spec import Level
     from inferlab.load.workload import Workload
 
-    prompt = LengthDist.parse(args.prompt_tokens, "--prompt-tokens", MAX_TOKENS)
-    output = LengthDist.parse(args.output_tokens, "--output-tokens", MAX_TOKENS)
+    prompt = LengthDist.parse(args.prompt_tokens, "{prompt_tokens}", MAX_TOKENS)
+    output = LengthDist.parse(args.output_tokens, "{output_tokens}", MAX_TOKENS)
     process, k = _arrival(args)
     prefix = _prefix(args)
     conv = Conversation(args.turns, args.think_time) if args.turns is not None else None
