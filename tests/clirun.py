@@ -19,7 +19,6 @@ class RunJson(Protocol):
 
 def said(e: BaseException) -> str:
     """An error as the CLI words it: a ConfigError's fields written as their flags."""
-    from inferlab.cli import FLAG_NAMES
-    from inferlab.errors import ConfigError
+    from inferlab.commands.flags.names import said as worded
 
-    return e.worded(FLAG_NAMES) if isinstance(e, ConfigError) else str(e)
+    return worded(e) if isinstance(e, Exception) else str(e)

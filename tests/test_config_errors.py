@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.cli import FLAG_NAMES
+from inferlab.commands.flags.names import FLAG_NAMES
 from inferlab.errors import ConfigError, literal, worded
 from inferlab.sim.limits import Limits, SimulationTooLarge, at_least
 from tests.clirun import RunCli

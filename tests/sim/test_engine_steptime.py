@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from inferlab.cli import FLAG_NAMES
+from inferlab.commands.flags.names import FLAG_NAMES
 from inferlab.engine_result import BatchStep, EngineBench
 from inferlab.errors import ConfigError, InferlabError
 from inferlab.sim.steptime.base import DecodeBatch

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from inferlab import units
+from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError
 
 # Far above any real byte count, rate or FLOPS (1e30), yet far below float overflow, so
@@ -29,7 +30,7 @@ def unit_arg(parse: Callable[[str], float], positive: bool = False) -> Callable[
         try:
             value = parse(text)
         except InferlabError as e:
-            raise argparse.ArgumentTypeError(str(e)) from e
+            raise argparse.ArgumentTypeError(said(e)) from e
         if math.isnan(value) or value < 0:
             raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
         if positive and value == 0:

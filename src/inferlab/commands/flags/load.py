@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError
 from inferlab.load.limits import MAX_REQUESTS, MAX_TOKENS
 from inferlab.units import parse_duration, parse_rate
@@ -75,7 +76,7 @@ def _seconds(text: str) -> float:
     try:
         return parse_duration(text)
     except InferlabError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        raise argparse.ArgumentTypeError(said(e)) from None
 
 
 def _number(text: str) -> float:

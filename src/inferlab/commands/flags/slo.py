@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.argtypes import real, whole
+from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def slo_text(text: str) -> str:
     try:
         parse_slo(text)
     except InferlabError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--slo: ")) from None
+        raise argparse.ArgumentTypeError(said(e).removeprefix("--slo: ")) from None
     return text
 
 
