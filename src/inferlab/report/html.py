@@ -11,7 +11,7 @@ from inferlab.report.console import slo_lines, sweep_rows
 from inferlab.summary import RunSummary
 
 CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
 th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
@@ -19,7 +19,32 @@ th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
 img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
 code,pre{background:#f6f6f6;padding:2px 4px}
 pre{padding:8px;overflow-x:auto}
+.wide{overflow-x:auto} .wide table{font-size:0.76em} .wide th,.wide td{padding:3px 4px}
 """
+
+
+def _sweep_tables(head: list[str], rows: list[list[str]]) -> str:
+    """The sweep as two tables that fit the page: what the client measured, then what the
+    server counted (its `srv` columns), each row led by its level."""
+    srv = [i for i, h in enumerate(head) if h.startswith("srv ")]
+    if not srv:
+        return _table(head, rows)
+    own = [i for i in range(len(head)) if i not in srv]
+    measured = _table(_columns(own, head), [_columns(own, r) for r in rows])
+    server = _table(_columns([0, *srv], head), [_columns([0, *srv], r) for r in rows])
+    return f"{measured}<p>What the server itself counted (its /metrics):</p>{server}"
+
+
+def _columns(cols: list[int], row: list[str]) -> list[str]:
+    return [row[i] for i in cols]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    """A wide table, smaller type, that fits the page (and scrolls, never cut, if narrower)."""
+    out = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
+    for r in rows:
+        out += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+    return f'<div class="wide">{out}</table></div>'
 
 
 def _img(path: Path) -> str:
@@ -67,9 +92,7 @@ def _predicted_section(summary: RunSummary, out_dir: Path) -> str:
     head, rows = prediction_rows(summary)
     if not rows:
         return ""
-    table = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
-    for r in rows:
-        table += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+    table = _table(head, rows)
     source = next(lv.predicted.source for lv in summary.levels if lv.predicted)
     return (
         "<h2>Predicted before measuring, and measured</h2>"
@@ -87,10 +110,7 @@ def render_html(
     summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:
     head, rows = sweep_rows(summary)
-    table = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
-    for r in rows:
-        table += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-    table += "</table>"
+    table = _sweep_tables(head, rows)
     warns = "".join(
         f'<li class="{w.severity}"><b>{html.escape(w.code)}</b> ({html.escape(w.level)})'
         f": {html.escape(w.message)}</li>"

@@ -35,6 +35,19 @@ def gaps_by_level(records: list[RequestRecord]) -> dict[str, list[float]]:
     return out
 
 
+# One series per kind of load (vocab.LevelKind): a line joins only levels of one kind.
+SERIES = (
+    ("concurrency", "o-", "closed loop, c streams (TPOT p50)"),
+    ("rate", "s-", "open loop, rate req/s (TPOT p50)"),
+    ("trace", "^", "trace replay (TPOT p50)"),
+)
+
+
+def _series_kind(lv: LevelSummary) -> str:
+    """A replayed trace states its offered rate, as an open loop does; its label says trace."""
+    return "trace" if lv.label == "trace" else lv.kind
+
+
 def throughput_vs_tpot(
     summary: RunSummary, predicted: list[tuple[int, float, float]], path: Path
 ) -> Path:
@@ -43,13 +56,15 @@ def throughput_vs_tpot(
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    pts = [
-        (lv.tpot_s.p50, lv.output_tokens_per_s_total, lv.label)
-        for lv in sorted(summary.levels, key=lambda lv: lv.value)  # a search probes unsorted
-        if lv.tpot_s.p50
-    ]
-    if pts:
-        ax.plot([p[0] * 1e3 for p in pts], [p[1] for p in pts], "o-", label="measured (TPOT p50)")
+    for kind, style, name in SERIES:  # closed loops, open loops and traces are not one sweep
+        pts = [
+            (lv.tpot_s.p50, lv.output_tokens_per_s_total, lv.label)
+            for lv in sorted(summary.levels, key=lambda lv: lv.value)  # a search: unsorted
+            if lv.tpot_s.p50 and _series_kind(lv) == kind
+        ]
+        if not pts:
+            continue
+        ax.plot([p[0] * 1e3 for p in pts], [p[1] for p in pts], style, label=name)
         for x, y, lab in pts:
             ax.annotate(lab, (x * 1e3, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
     if predicted:
