@@ -49,6 +49,21 @@ class StepTimeModel(Protocol):
         ...
 
 
+class WholeBatch:
+    """A step-time model that prices a step as one batch: no ubatch past the first costs
+    more, and decoders cut into groups cost what one group of them all does (the roofline
+    and the fit to a bench run; llama.cpp's split is the engine's and the profile's)."""
+
+    __slots__ = ()
+
+    @property
+    def extra_ubatch_s(self) -> float:
+        return 0.0
+
+    def split_decode_s(self, groups: tuple[int, ...]) -> float:
+        return 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class StepModel:
     """The step-time model, its description (summary.json's simulation block), and the cost

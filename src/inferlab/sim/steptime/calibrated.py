@@ -24,7 +24,7 @@ from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.simulate_level import SimConfig, simulate_level
-from inferlab.sim.steptime.base import DecodeBatch, StepModel
+from inferlab.sim.steptime.base import DecodeBatch, StepModel, WholeBatch
 from inferlab.summary import RunSummary
 
 LLAMA_CPP_BATCH_TOKENS = 2048
@@ -32,18 +32,11 @@ _EPS = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
-class FittedStepTime:
+class FittedStepTime(WholeBatch):
     base_s: float  # a: fixed cost of an iteration
     per_decode_s: float  # b: each decoding sequence
     per_prefill_token_s: float  # p: each prompt token
     source: str = "fitted"
-
-    @property
-    def extra_ubatch_s(self) -> float:
-        return 0.0
-
-    def split_decode_s(self, groups: tuple[int, ...]) -> float:
-        return 0.0
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         n_pre = sum(n for n, _ in prefill)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from inferlab.sim.steptime.base import DecodeBatch
+from inferlab.sim.steptime.base import DecodeBatch, WholeBatch
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
 
 
 @dataclass(frozen=True, slots=True)
-class RooflineStepTime:
+class RooflineStepTime(WholeBatch):
     cost: ModelCost
     hw: HardwareSpec
     efficiency: float = 1.0  # fraction of the floor's speed reached (MBU-like)
@@ -36,13 +36,6 @@ class RooflineStepTime:
         object.__setattr__(self, "_kv_token_bytes", c.kv_bytes_per_token)
         object.__setattr__(self, "_linear", c.kv_window_tokens is None)
         object.__setattr__(self, "_weights", {})
-
-    @property
-    def extra_ubatch_s(self) -> float:
-        return 0.0
-
-    def split_decode_s(self, groups: tuple[int, ...]) -> float:
-        return 0.0
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
         tokens = decode.count
