@@ -63,6 +63,7 @@ from inferlab.summary import (
     RunSummary,
     RunWarning,
     ServerBlock,
+    Uncertainty,
 )
 from inferlab.summary import Workload as WorkloadBlock
 
@@ -177,7 +178,14 @@ def _merged(runs: list[LevelRun]) -> LevelRun:
     )
 
 
-def _summarised(cfg: BenchConfig, runs: list[LevelRun]) -> tuple[LevelSummary, LevelRun]:
+# A level's intervals by (label, records per repeat): the summary is rebuilt after every
+# level, and a level that did not change keeps the bootstrap it had (seconds for 10^4 requests).
+IntervalCache = dict[tuple[str, tuple[int, ...]], Uncertainty | None]
+
+
+def _summarised(
+    cfg: BenchConfig, runs: list[LevelRun], cache: IntervalCache
+) -> tuple[LevelSummary, LevelRun]:
     """The level's statistics over every repeat's requests, each repeat's own (--repeat)
     and the intervals; and the run (the repeats merged) the rest of the block reads."""
     from inferlab.metrics.repeats import level_uncertainty, pooled
@@ -186,11 +194,14 @@ def _summarised(cfg: BenchConfig, runs: list[LevelRun]) -> tuple[LevelSummary, L
     lv, k = run.level, cfg.stall_factor
     s = summarize_level(lv.label, lv.summary_kind, lv.value, run.records, k)
     groups = [r.records for r in runs]
-    if len(runs) == 1:
-        return dataclasses.replace(s, uncertainty=level_uncertainty(groups, s, [s])), run
-    parts = [summarize_level(lv.label, lv.summary_kind, lv.value, g, k) for g in groups]
-    s = pooled(s, parts)
-    return dataclasses.replace(s, uncertainty=level_uncertainty(groups, s, parts)), run
+    parts = [s]
+    if len(runs) > 1:
+        parts = [summarize_level(lv.label, lv.summary_kind, lv.value, g, k) for g in groups]
+        s = pooled(s, parts)
+    key = (lv.label, tuple(len(g) for g in groups))
+    if key not in cache:
+        cache[key] = level_uncertainty(groups, s, parts)
+    return dataclasses.replace(s, uncertainty=cache[key]), run
 
 
 def _level_block(
@@ -198,8 +209,9 @@ def _level_block(
     runs: list[LevelRun],
     offsets: list[ClockOffset] | None = None,
     t0_ns: int = 0,
+    cache: IntervalCache | None = None,
 ) -> tuple[LevelSummary, list[RunWarning]]:
-    s, run = _summarised(cfg, runs)
+    s, run = _summarised(cfg, runs, {} if cache is None else cache)
     lv = run.level
     s, load_warns = load_block(s, run.records, cfg.workload.shares_prefix, run.implied_hit_ratio)
     client = fleet_client_stats(run) if run.workers else _client_stats(run)
@@ -247,6 +259,7 @@ class RunState:
     fleet: Fleet | None = None  # bench --workers / --ray
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
     settle_slot_count: int = 0  # --settle-slots: the server's slots, released before each level
+    intervals: IntervalCache = field(default_factory=dict)  # each level's, while it stands
 
 
 def _workload(cfg: BenchConfig) -> WorkloadBlock:
@@ -281,7 +294,8 @@ def build_summary(state: RunState) -> RunSummary:
     cfg, info = state.cfg, state.info
     levels, warns = [], list(state.warnings)
     for runs in repeats_of(state.runs):
-        s, w = _level_block(cfg, runs, state.fleet.offsets if state.fleet else None, state.t0_ns)
+        offsets = state.fleet.offsets if state.fleet else None
+        s, w = _level_block(cfg, runs, offsets, state.t0_ns, state.intervals)
         levels.append(s)
         warns.extend(w)
     summary = RunSummary(
