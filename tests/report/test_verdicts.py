@@ -136,3 +136,18 @@ def test_old_records_without_repeats_compare() -> None:
     assert got["output_tokens_per_s_total"].verdict in ("slower", "within_noise")
     same = {q.quantity: q.verdict for q in compare_level("c=1", a, a)}
     assert set(same.values()) == {"within_noise"}
+
+
+def test_a_thin_p99_is_shown_but_not_gated() -> None:
+    from inferlab.metrics.verdicts import QuantityDiff
+    from inferlab.report.verdict_text import Comparison, failing, thin_line
+
+    def q(quantity: str, samples: int) -> QuantityDiff:
+        return QuantityDiff(
+            "c=1", quantity, 0.010, 0.012, 0.002, (0.001, 0.003), 0.0, "slower", samples
+        )
+
+    c = Comparison((q("tpot_s.p99", 32), q("tpot_s.p50", 32), q("ttft_s.p99", 400)), ())
+    assert [x.quantity for x in failing(c, 0.05)] == ["tpot_s.p50", "ttft_s.p99"]
+    assert failing(c, 0.25) == []  # 20 % slower is not 25 %
+    assert (thin_line(c) or "").startswith("tpot_s.p99: too few requests")

@@ -57,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=share_arg,
         metavar="PCT",
         help="with two runs (A B): exit 1 when B is slower than A beyond noise by more than "
-        "PCT (e.g. 5%%) on any level's TTFT, TPOT, E2E or tok/s, for CI pipelines",
+        "PCT (e.g. 5%%) on any level's TTFT, TPOT, E2E or tok/s, for CI pipelines (a p99 "
+        "of under 100 requests is shown but not acted on)",
     )
     g = p.add_argument_group("floor for a peer's file (as bench's)")
     g.add_argument("--floor-gguf", help="the served GGUF file (real tensor bytes)")

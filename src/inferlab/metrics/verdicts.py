@@ -23,6 +23,7 @@ import numpy as np
 
 from inferlab.metrics.columns import Floats, request_latencies
 from inferlab.metrics.intervals import RESAMPLES, SEED, ci_of, resampled_percentiles
+from inferlab.metrics.stats import MIN_SAMPLES
 from inferlab.records import RequestRecord
 
 Verdict = Literal["faster", "slower", "within_noise"]
@@ -48,6 +49,13 @@ class QuantityDiff:
     ci95: tuple[float, float]
     spread: float  # the larger of the two runs' repeat ranges (0: one repeat each)
     verdict: Verdict
+    samples: int = 0  # requests behind the statistic on the side with fewer
+
+    @property
+    def thin(self) -> bool:
+        """A percentile with too few requests behind it to mean much (stats.MIN_SAMPLES)."""
+        stat = self.quantity.rpartition(".")[2]
+        return 0 < self.samples < MIN_SAMPLES.get(stat, 0)
 
     @property
     def relative(self) -> float | None:
@@ -71,6 +79,7 @@ class QuantityDiff:
             "relative": self.relative,
             "repeat_spread": self.spread,
             "verdict": self.verdict,
+            "samples": self.samples,
         }
 
 
@@ -102,6 +111,7 @@ class _Side:
     value: float
     resampled: Floats
     per_repeat: list[float]
+    samples: int
 
 
 def _latency_side(groups: list[Floats], pct: float, seed: int) -> _Side | None:
@@ -110,7 +120,8 @@ def _latency_side(groups: list[Floats], pct: float, seed: int) -> _Side | None:
         return None
     res = resampled_percentiles(kept, [pct], seed=seed)[:, 0]
     per = [float(np.percentile(g, pct)) for g in kept]
-    return _Side(float(np.percentile(np.concatenate(kept), pct)), res, per)
+    pooled = np.concatenate(kept)
+    return _Side(float(np.percentile(pooled, pct)), res, per, len(pooled))
 
 
 def _throughput_side(groups: list[list[RequestRecord]], seed: int) -> _Side | None:
@@ -135,7 +146,7 @@ def _throughput_side(groups: list[list[RequestRecord]], seed: int) -> _Side | No
     else:
         r = np.asarray(rates)
         res = value * r[rng.integers(0, len(r), (RESAMPLES, len(r)))].mean(1) / r.mean()
-    return _Side(value, res, per)
+    return _Side(value, res, per, len(rates))
 
 
 def _diff(level: str, quantity: str, a: _Side, b: _Side, lower_is_better: bool) -> QuantityDiff:
@@ -143,7 +154,8 @@ def _diff(level: str, quantity: str, a: _Side, b: _Side, lower_is_better: bool) 
     ci = ci_of(d, b.resampled - a.resampled, lower=None)
     spread = max(_spread(a.per_repeat), _spread(b.per_repeat))
     verdict = judge(d, ci.low, ci.high, spread, lower_is_better)
-    return QuantityDiff(level, quantity, a.value, b.value, d, (ci.low, ci.high), spread, verdict)
+    n = min(a.samples, b.samples)
+    return QuantityDiff(level, quantity, a.value, b.value, d, (ci.low, ci.high), spread, verdict, n)
 
 
 def compare_level(

@@ -99,13 +99,27 @@ def print_verdicts(c: Comparison, file: IO[str] | None = None) -> None:
             t.add_row(*r)
         con.print(t)
         con.print(RULE, highlight=False, markup=False)
+        if (thin := thin_line(c)) is not None:
+            con.print(thin, highlight=False, markup=False)
     for line in c.notes:
         con.print(line, highlight=False, markup=False)
 
 
 def failing(c: Comparison, threshold: float) -> list[QuantityDiff]:
-    """--fail-if-slower: the quantities B is slower on, beyond noise, by more than threshold."""
-    return [q for q in c.diffs if q.verdict == "slower" and q.slower_by > threshold]
+    """--fail-if-slower: the quantities B is slower on, beyond noise, by more than threshold
+    (a percentile of too few requests, e.g. p99 of under 100, is shown but not gated)."""
+    return [q for q in c.diffs if q.verdict == "slower" and q.slower_by > threshold and not q.thin]
+
+
+def thin_line(c: Comparison) -> str | None:
+    """Which judged percentiles have too few requests behind them to gate a pipeline."""
+    thin = sorted({q.quantity for q in c.diffs if q.thin})
+    if not thin:
+        return None
+    return (
+        f"{', '.join(thin)}: too few requests behind them (p99 needs 100): their verdicts are "
+        "shown, and --fail-if-slower does not act on them"
+    )
 
 
 def comparison_json(c: Comparison) -> dict[str, object]:
