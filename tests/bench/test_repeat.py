@@ -136,3 +136,25 @@ def test_the_plan_says_what_repeats_cost() -> None:
     assert line.startswith("plan: 2 level(s) (c=1, c=2): 96 measured requests")
     assert "--repeat 3: each level 3 times, interleaved" in line
     assert "about 3 times as long as one sweep" in line
+
+
+def test_skewed_intervals_keep_the_narrow_table_within_100_columns() -> None:
+    """Both ends of a skewed interval go under the value: every column, MBU included, shows."""
+    d = json.loads((DATA / "llama_cpu_sweep_summary.json").read_text())
+    for lv in d["levels"]:
+        ivs = []
+        for q in ("ttft_s.p50", "tpot_s.p50"):
+            v = lv[q.split(".")[0]]["p50"]
+            ivs.append({"quantity": q, "value": v, "ci95": [v * 0.9, v * 1.6]})
+        v = lv["output_tokens_per_s_total"]
+        ivs.append({"quantity": "output_tokens_per_s_total", "value": v, "ci95": [v / 2, v]})
+        lv["uncertainty"] = {
+            "repeats": 3, "covers_drift": True, "method": "m", "resamples": 2000,
+            "intervals": ivs,
+        }  # fmt: skip
+    out = io.StringIO()
+    print_sweep(RunSummary.from_json(d), file=out)
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert any(line.rstrip().endswith("24%") for line in lines)  # c=1's MBU, not cut
+    assert any("[2087.1, 3710.4]" in line for line in lines)  # c=16's TTFT p50 interval

@@ -204,7 +204,9 @@ def essential_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
     """sweep_rows cut to the ESSENTIAL columns."""
     head, rows = sweep_rows(summary)
     keep = [i for i, h in enumerate(head) if h in ESSENTIAL]
-    return [SHORT.get(head[i], head[i]) for i in keep], [[r[i] for i in keep] for r in rows]
+    # a skewed interval's ends go under the value, so the narrow table still fits
+    cut = [[r[i].replace(" [", "\n[", 1) for i in keep] for r in rows]
+    return [SHORT.get(head[i], head[i]) for i in keep], cut
 
 
 def sweep_table(summary: RunSummary, wide: bool = False) -> Table:
@@ -221,7 +223,7 @@ def sweep_table(summary: RunSummary, wide: bool = False) -> Table:
     for i, h in enumerate(head):
         # a cell is never cut ("rate=0.…"): each column is at least its widest cell, and a
         # header longer than that wraps instead
-        cells = max((len(r[i]) for r in rows), default=0)
+        cells = max((len(line) for r in rows for line in r[i].split("\n")), default=0)
         t.add_column(h, justify="right" if h != "level" else "left", min_width=cells)
     for r in rows:
         t.add_row(*r)
