@@ -8,6 +8,7 @@ from pathlib import Path
 
 from inferlab.jsonio import dumps
 from inferlab.report.console import slo_lines, sweep_rows
+from inferlab.report.interval_text import interval_lines
 from inferlab.summary import RunSummary
 
 CSS = """
@@ -90,7 +91,7 @@ def render_html(
     table = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
     for r in rows:
         table += "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-    table += "</table>"
+    table += "</table>" + "".join(f"<p>{html.escape(x)}</p>" for x in interval_lines(summary))
     warns = "".join(
         f'<li class="{w.severity}"><b>{html.escape(w.code)}</b> ({html.escape(w.level)})'
         f": {html.escape(w.message)}</li>"
