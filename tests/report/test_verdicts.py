@@ -3,6 +3,7 @@ step 10 % slower, 3 % slower, and the same server twice; --fail-if-slower's exit
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,6 +116,9 @@ def test_judge_and_the_share_flag() -> None:
     assert judge(1.0, -0.1, 1.5, 0.0, lower_is_better=True) == "within_noise"  # holds 0
     assert judge(1.0, 0.5, 1.5, 1.2, lower_is_better=True) == "within_noise"  # < spread
     assert share_arg("5%") == pytest.approx(0.05) and share_arg("0.05") == 0.05
+    for bad in ("5", "-1%", "fast"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            share_arg(bad)
 
 
 def _rec(i: int, tpot_ns: int, repeat: int = 0) -> RequestRecord:

@@ -81,8 +81,8 @@ def share_arg(text: str) -> float:
         v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 5% or 0.05") from None
-    if not 0.0 <= v < 10.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a share from 0% up")
+    if v < 0.0 or (v > 1.0 and not text.endswith("%")):  # is "5" 5 % or 500 %? say which
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share from 0, e.g. 5% or 0.05")
     return v
 
 
