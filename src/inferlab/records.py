@@ -58,6 +58,9 @@ class RequestRecord:
     # the answer), and when the first answer token came (None: no reasoning in the stream).
     reasoning_tokens: int = 0
     first_answer_ns: int | None = None
+    # bench --repeat N: which run of its level (0 = the first); absent in older records and
+    # in records of a run without --repeat (read as 0).
+    repeat: int = 0
 
     @property
     def ok(self) -> bool:
@@ -88,7 +91,10 @@ class RequestRecord:
     def to_json(self) -> dict[str, Any]:
         # Shallow on purpose: dataclasses.asdict deep-copies every list (~0.6 ms for a
         # 50-token record), and 64 records finishing together would stall the loop.
-        return {name: getattr(self, name) for name in _FIELDS}
+        out = {name: getattr(self, name) for name in _FIELDS}
+        if not self.repeat:  # a run without --repeat writes the records it always wrote
+            del out["repeat"]
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> RequestRecord:

@@ -290,6 +290,49 @@ class PeerSource(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RepeatStats(JsonRecord):
+    """One run of a level under `bench --repeat N`: its own counts and statistics."""
+
+    repeat: Count  # 0: the first run of the level
+    requests_ok: Count
+    requests_failed: Count
+    ttft_s: LatencyStats
+    tpot_s: LatencyStats
+    e2e_s: LatencyStats
+    window_s: float
+    output_tokens_per_s_total: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interval(JsonRecord):
+    """One statistic of a level (`quantity`: "tpot_s.p50", "output_tokens_per_s_total"), its
+    95 % confidence interval `ci95` ([low, high], the statistic's unit) and, with two
+    repeats or more, its coefficient of variation across them (std / mean, as AIPerf's)."""
+
+    quantity: str
+    value: float
+    ci95: tuple[float, ...]
+    cv_across_repeats: float | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Uncertainty(JsonRecord):
+    """A level's intervals and how they were made: a bootstrap over requests within each
+    repeat, and over repeats where there are two or more (then they cover the machine's
+    drift between runs; with one repeat they do not, and `covers_drift` says so)."""
+
+    repeats: Count
+    covers_drift: bool
+    method: str
+    resamples: Count
+    intervals: tuple[Interval, ...]
+
+    def of(self, quantity: str) -> Interval | None:
+        """The interval of one quantity ("ttft_s.p50"), None when there is none."""
+        return next((i for i in self.intervals if i.quantity == quantity), None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -350,6 +393,9 @@ class LevelSummary(JsonRecord):
     reasoning_tokens: int | None = optional()
     predicted: Predicted | None = optional()  # the demo: before measuring
     source: PeerSource | None = optional()  # read from a peer's file
+    # bench --repeat N: each run's own statistics (the level's are over all runs' requests)
+    repeats: tuple[RepeatStats, ...] | None = optional()
+    uncertainty: Uncertainty | None = optional()  # 95 % intervals (metrics/intervals.py)
     rest: dict[str, Any] = rest()
 
     @property

@@ -13,6 +13,7 @@ import platform
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ from inferlab.summary import (
     RunSummary,
     RunWarning,
     ServerBlock,
+    Uncertainty,
 )
 from inferlab.summary import Workload as WorkloadBlock
 
@@ -105,6 +107,9 @@ class BenchConfig:
     tokenizer: LocalCounter | None = None  # --tokenizer FILE: counts where /tokenize is missing
     extra_body_json: str = ""  # --extra-body: merged into every request body
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # --header K:V
+    # --repeat N: every level runs N times, interleaved (c=1, c=2, c=1, c=2, ...), each
+    # repeat with fresh prompts; summary.json keeps each repeat and their intervals.
+    repeats: int = 1
 
     @property
     def workload(self) -> Workload:
@@ -155,11 +160,59 @@ def _client_stats(run: LevelRun) -> ClientStats:
     )
 
 
+def _merged(runs: list[LevelRun]) -> LevelRun:
+    """One level's repeats as one run: every record, the CPU and wall time added; the
+    server's books and the workers are the last repeat's."""
+    last = runs[-1]
+    return LevelRun(
+        last.level,
+        records=[r for run in runs for r in run.records],
+        wall_s=sum(run.wall_s for run in runs),
+        client_cpu_s=sum(run.client_cpu_s for run in runs),
+        loop_lag_s=[x for run in runs for x in run.loop_lag_s],
+        interrupted=any(run.interrupted for run in runs),
+        server_samples=last.server_samples,
+        workers=last.workers,
+        implied_hit_ratio=last.implied_hit_ratio,
+        repeat=last.repeat,
+    )
+
+
+# A level's intervals by (label, records per repeat): the summary is rebuilt after every
+# level, and a level that did not change keeps the bootstrap it had (seconds for 10^4 requests).
+IntervalCache = dict[tuple[str, tuple[int, ...]], Uncertainty | None]
+
+
+def _summarised(
+    cfg: BenchConfig, runs: list[LevelRun], cache: IntervalCache
+) -> tuple[LevelSummary, LevelRun]:
+    """The level's statistics over every repeat's requests, each repeat's own (--repeat)
+    and the intervals; and the run (the repeats merged) the rest of the block reads."""
+    from inferlab.metrics.repeats import level_uncertainty, pooled
+
+    run = runs[0] if len(runs) == 1 else _merged(runs)
+    lv, k = run.level, cfg.stall_factor
+    s = summarize_level(lv.label, lv.summary_kind, lv.value, run.records, k)
+    groups = [r.records for r in runs]
+    parts = [s]
+    if len(runs) > 1:
+        parts = [summarize_level(lv.label, lv.summary_kind, lv.value, g, k) for g in groups]
+        s = pooled(s, parts)
+    key = (lv.label, tuple(len(g) for g in groups))
+    if key not in cache:
+        cache[key] = level_uncertainty(groups, s, parts)
+    return dataclasses.replace(s, uncertainty=cache[key]), run
+
+
 def _level_block(
-    cfg: BenchConfig, run: LevelRun, offsets: list[ClockOffset] | None = None, t0_ns: int = 0
+    cfg: BenchConfig,
+    runs: list[LevelRun],
+    offsets: list[ClockOffset] | None = None,
+    t0_ns: int = 0,
+    cache: IntervalCache | None = None,
 ) -> tuple[LevelSummary, list[RunWarning]]:
+    s, run = _summarised(cfg, runs, {} if cache is None else cache)
     lv = run.level
-    s = summarize_level(lv.label, lv.summary_kind, lv.value, run.records, cfg.stall_factor)
     s, load_warns = load_block(s, run.records, cfg.workload.shares_prefix, run.implied_hit_ratio)
     client = fleet_client_stats(run) if run.workers else _client_stats(run)
     s = dataclasses.replace(s, client=client, interrupted=run.interrupted)
@@ -206,6 +259,7 @@ class RunState:
     fleet: Fleet | None = None  # bench --workers / --ray
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
     settle_slot_count: int = 0  # --settle-slots: the server's slots, released before each level
+    intervals: IntervalCache = field(default_factory=dict)  # each level's, while it stands
 
 
 def _workload(cfg: BenchConfig) -> WorkloadBlock:
@@ -228,11 +282,20 @@ def _workload(cfg: BenchConfig) -> WorkloadBlock:
     )
 
 
+def repeats_of(runs: list[LevelRun]) -> list[list[LevelRun]]:
+    """The runs grouped by level (its repeats, in order), levels in the order first run."""
+    groups: dict[str, list[LevelRun]] = {}
+    for run in runs:
+        groups.setdefault(run.level.label, []).append(run)
+    return list(groups.values())
+
+
 def build_summary(state: RunState) -> RunSummary:
     cfg, info = state.cfg, state.info
     levels, warns = [], list(state.warnings)
-    for run in state.runs:
-        s, w = _level_block(cfg, run, state.fleet.offsets if state.fleet else None, state.t0_ns)
+    for runs in repeats_of(state.runs):
+        offsets = state.fleet.offsets if state.fleet else None
+        s, w = _level_block(cfg, runs, offsets, state.t0_ns, state.intervals)
         levels.append(s)
         warns.extend(w)
     summary = RunSummary(
@@ -318,7 +381,7 @@ _NO_TOKENIZER = (
 
 
 async def _run_one_level(
-    ctx: LevelContext, state: RunState, level: Level, next_id: int, hooks: Hooks
+    ctx: LevelContext, state: RunState, level: Level, next_id: int, hooks: Hooks, repeat: int = 0
 ) -> int:
     """Prompts from the level's request specs, then the level; returns how many it sent."""
     cfg = state.cfg
@@ -334,7 +397,7 @@ async def _run_one_level(
     if state.settle_slot_count:
         await _settle(ctx, state, level.label)
     hooks.level_start(level, len(reqs), len(warm))
-    run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio)
+    run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio, repeat=repeat)
     state.runs.append(run)
     if state.sampler is not None:
         await asyncio.to_thread(state.sampler.begin, level.label)
@@ -472,6 +535,17 @@ def _endpoint(cfg: BenchConfig, info: ServerInfo, model: str) -> Endpoint:
     )
 
 
+def schedule(cfg: BenchConfig) -> Iterator[tuple[int, Level]]:
+    """(repeat, level) in the order they run: the levels once (--find-max-load picks them
+    as it goes), or with --repeat N all of them N times over, interleaved (c=1, c=2, c=4,
+    c=1, c=2, c=4, ...), so a slow stretch of the machine is spread over the levels."""
+    if cfg.repeats <= 1:
+        yield from ((0, level) for level in search_levels(cfg.levels, cfg.search))
+        return
+    for repeat in range(cfg.repeats):
+        yield from ((repeat, level) for level in cfg.levels)
+
+
 async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResult:
     hooks = hooks or Hooks()
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
@@ -510,13 +584,13 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         try:
             if cfg.workers.enabled:
                 state.fleet = await Fleet.open(cfg.workers)
-            for level in search_levels(cfg.levels, cfg.search):  # --find-max-load picks them
-                next_id += await _run_one_level(ctx, state, level, next_id, hooks)
-                summary = build_summary(state)
-                write_summary(summary_path, summary)
-                hooks.level_end(level, summary.levels[-1])
-                if all_failed(summary.levels[-1]) and not cfg.keep_going:
-                    state.warnings.append(all_failed_warning(summary.levels[-1]))
+            for repeat, level in schedule(cfg):
+                next_id += await _run_one_level(ctx, state, level, next_id, hooks, repeat)
+                write_summary(summary_path, summary := build_summary(state))
+                done = next(lv for lv in summary.levels if lv.label == level.label)
+                hooks.level_end(level, done)
+                if all_failed(done) and not cfg.keep_going:
+                    state.warnings.append(all_failed_warning(done))
                     break
         except BaseException as e:  # Ctrl-C, a crashed server, anything: keep what finished
             state.interrupted = True

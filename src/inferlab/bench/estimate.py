@@ -57,17 +57,25 @@ def level_costs(workload: Workload, levels: tuple[Level, ...] | list[Level]) -> 
     return costs
 
 
-def plan_line(costs: list[LevelCost]) -> str:
-    """'plan: 3 levels (c=1, c=4, c=16): 48 measured requests (+21 warm-up), ...'."""
-    measured = sum(c.measured for c in costs)
-    warm = sum(c.warmup for c in costs)
+def plan_line(costs: list[LevelCost], repeats: int = 1) -> str:
+    """'plan: 3 levels (c=1, c=4, c=16): 48 measured requests (+21 warm-up), ...'; with
+    --repeat N, the levels N times over and the totals for all of them."""
+    n = max(1, repeats)
+    measured = n * sum(c.measured for c in costs)
+    warm = n * sum(c.warmup for c in costs)
     labels = ", ".join(c.label for c in costs)
-    prompt = sum(c.prompt_tokens for c in costs)
-    output = sum(c.output_tokens for c in costs)
-    return (
+    prompt = n * sum(c.prompt_tokens for c in costs)
+    output = n * sum(c.output_tokens for c in costs)
+    line = (
         f"plan: {len(costs)} level(s) ({labels}): {measured:,} measured requests "
         f"(+{warm:,} warm-up), {prompt:,} prompt and {output:,} output tokens measured"
     )
+    if n > 1:
+        line += (
+            f"; --repeat {n}: each level {n} times, interleaved, each time with fresh prompts "
+            f"(about {n} times as long as one sweep)"
+        )
+    return line
 
 
 def estimate_line(costs: list[LevelCost], request_s: float, done_s: float = 0.0) -> str:

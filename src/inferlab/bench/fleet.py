@@ -81,6 +81,7 @@ class Fleet:
         shares = [_renumber(s, live[i]) for i, s in enumerate(shares)]
 
         def sink(rec: RequestRecord) -> None:
+            rec.repeat = run.repeat
             ctx.writer.write(rec)
             run.records.append(rec)
             on_done(rec)

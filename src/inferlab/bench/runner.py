@@ -37,6 +37,7 @@ class LevelRun:
     server_samples: list[Any] | None = None  # /metrics scrapes (servermetrics.sampler.Sample)
     workers: list[Any] = field(default_factory=list)  # drive.WorkerOutcome, when several ran it
     implied_hit_ratio: float | None = None  # prefix-cache hits the level's specs imply
+    repeat: int = 0  # bench --repeat: which run of this level (0: the first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,7 @@ class _Sender:
             conversation_id=p.conversation_id,
             turn=p.turn,
             prefix_group=p.prefix_group,
+            repeat=self.run.repeat,
         )
 
     async def __call__(self, i: int, scheduled_ns: int, history: list[Message]) -> str:

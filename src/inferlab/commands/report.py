@@ -17,10 +17,12 @@ from inferlab.commands.flags.argtypes import real
 from inferlab.commands.flags.common import add_hardware, add_model, resolve_hardware
 from inferlab.commands.flags.slo import slo_text
 from inferlab.console.report_view import compare_all, show_peer, show_run
-from inferlab.report.inputs import read_input
+from inferlab.errors import InferlabError
+from inferlab.report.inputs import Read, read_input
 
 if TYPE_CHECKING:
     from inferlab.physics.floor import Floor
+    from inferlab.report.verdict_text import Comparison
     from inferlab.slo.grammar import Slo
 
 
@@ -45,7 +47,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--out", type=Path, help="folder for compare.png / compare.html")
     p.add_argument("--wide", action="store_true", help="every column in the sweep table")
     p.add_argument(
-        "--json", action="store_true", help="print the summary as strict JSON (nothing else)"
+        "--json",
+        action="store_true",
+        help="print the summary as strict JSON (nothing else); with two runs, "
+        '{"a": ..., "b": ..., "comparison": ...}: each quantity with its verdict',
+    )
+    p.add_argument(
+        "--fail-if-slower",
+        type=share_arg,
+        metavar="PCT",
+        help="with two runs (A B): exit 1 when B is slower than A beyond noise by more than "
+        "PCT (e.g. 5%%) on any level's TTFT, TPOT, E2E or tok/s, for CI pipelines (a p99 "
+        "of under 100 requests is shown but not acted on)",
     )
     g = p.add_argument_group("floor for a peer's file (as bench's)")
     g.add_argument("--floor-gguf", help="the served GGUF file (real tensor bytes)")
@@ -62,22 +75,51 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
+def share_arg(text: str) -> float:
+    """--fail-if-slower: '5%' or 0.05, as a fraction at least 0."""
+    try:
+        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 5% or 0.05") from None
+    if v < 0.0 or (v > 1.0 and not text.endswith("%")):  # is "5" 5 % or 500 %? say which
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share from 0, e.g. 5% or 0.05")
+    return v
+
+
+def _compared(args: argparse.Namespace, read: list[Read]) -> Comparison | None:
+    """Two runs: refused when they share no level, else their verdicts (report/verdict_text);
+    None for one run or several. --fail-if-slower needs exactly two."""
+    sides = [(name, summary, path) for name, summary, path, _ in read if summary is not None]
+    if len(sides) != 2:
+        if args.fail_if_slower is not None:
+            raise InferlabError("--fail-if-slower compares two runs: give A and B")
+        return None
+    from inferlab.report.diff import diff_runs, no_common_levels
+    from inferlab.report.verdict_text import compare_paths
+
+    (name_a, a, path_a), (name_b, b, path_b) = sides
+    d = diff_runs(name_a, a, name_b, b)
+    no_common_levels(d, a, b)  # nothing to compare is refused before anything is printed
+    return compare_paths(d, path_a, path_b)
+
+
 def run(args: argparse.Namespace) -> int:
     floor, slo = peer_floor(args), peer_slo(args)
     # Every input is read (and a bad one refused) before anything is printed or written.
     read = [read_input(d, floor, slo) for d in args.dirs]
-    sides = [(name, summary) for name, summary, _, _ in read if summary is not None]
-    if len(sides) == 2:  # nothing to compare is refused before anything is printed
-        from inferlab.report.diff import diff_runs, no_common_levels
-
-        (name_a, a), (name_b, b) = sides
-        no_common_levels(diff_runs(name_a, a, name_b, b), a, b)
+    comparison = _compared(args, read)
     if args.json:
         from inferlab.jsonio import dumps
 
         docs = [s.to_json() for _, s, _, _ in read if s is not None]
-        sys.stdout.write(dumps(docs[0] if len(docs) == 1 else docs) + "\n")
-        return 0
+        if comparison is not None:
+            from inferlab.report.verdict_text import comparison_json
+
+            doc: object = {"a": docs[0], "b": docs[1], "comparison": comparison_json(comparison)}
+        else:
+            doc = docs[0] if len(docs) == 1 else docs
+        sys.stdout.write(dumps(doc) + "\n")
+        return _fail_if_slower(args, comparison)
     loaded = []
     for name, summary, path, tool in read:
         if tool is None:
@@ -87,8 +129,27 @@ def run(args: argparse.Namespace) -> int:
         if summary is not None:
             loaded.append((name, summary, path))
     if len(loaded) > 1:
-        compare_all(loaded, args.compare, args.out)
-    return 0
+        compare_all(loaded, args.compare, args.out, comparison)
+    return _fail_if_slower(args, comparison)
+
+
+def _fail_if_slower(args: argparse.Namespace, comparison: Comparison | None) -> int:
+    """1 (each reason on stderr) when B is slower beyond noise by more than the share
+    given; 0 otherwise, or without the flag."""
+    if args.fail_if_slower is None or comparison is None:
+        return 0
+    from inferlab.report.verdict_text import failing
+
+    if not comparison.diffs:
+        raise InferlabError(f"--fail-if-slower: {'; '.join(comparison.notes)}")
+    bad = failing(comparison, args.fail_if_slower)
+    for q in bad:
+        print(
+            f"slower: {q.level} {q.quantity} {q.slower_by:+.1%} beyond noise "
+            f"(--fail-if-slower {args.fail_if_slower:.1%})",
+            file=sys.stderr,
+        )
+    return 1 if bad else 0
 
 
 def peer_floor(args: argparse.Namespace) -> Floor | None:

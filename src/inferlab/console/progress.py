@@ -83,7 +83,9 @@ class ProgressHooks(Hooks):
     def _estimate_rest(self, level: Level, summary: LevelSummary) -> None:
         """The levels left, at least as long as this level's median request: tighter than
         the first estimate, as requests slow down with load."""
-        self.costs = [c for c in self.costs if c.label != level.label]
+        done = next((i for i, c in enumerate(self.costs) if c.label == level.label), None)
+        if done is not None:  # the first left of this level's (--repeat runs it again later)
+            del self.costs[done]
         request_s = summary.e2e_s.p50
         if self.costs and request_s:
             from inferlab.bench.estimate import remaining_line

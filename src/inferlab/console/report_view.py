@@ -10,6 +10,7 @@ from inferlab.metrics.runfolder import load_summary
 from inferlab.report.inputs import compare_dir, render_run
 
 if TYPE_CHECKING:
+    from inferlab.report.verdict_text import Comparison
     from inferlab.summary import RunSummary
 
 
@@ -44,7 +45,10 @@ def show_peer(path: Path, summary: RunSummary, tool: str, wide: bool) -> None:
 
 
 def compare_all(
-    loaded: list[tuple[str, RunSummary, Path]], chart: Path | None, out: Path | None
+    loaded: list[tuple[str, RunSummary, Path]],
+    chart: Path | None,
+    out: Path | None,
+    comparison: Comparison | None = None,
 ) -> None:
     """compare.png (and, for two, compare.html) beside the runs or in --out."""
     from inferlab.report.diff import diff_runs, no_common_levels
@@ -57,18 +61,25 @@ def compare_all(
         no_common_levels(diff_runs(name_a, a, name_b, b), a, b)
     chart.parent.mkdir(parents=True, exist_ok=True)
     if len(named) == 2:
-        print_two(named, chart.with_suffix(".html"))
+        print_two(named, chart.with_suffix(".html"), comparison)
     print(f"side by side: {compare_runs(named, chart)}")
 
 
-def print_two(loaded: list[tuple[str, RunSummary]], html_path: Path) -> None:
-    """Run A beside run B, level by level: the console table and an HTML page."""
+def print_two(
+    loaded: list[tuple[str, RunSummary]], html_path: Path, comparison: Comparison | None = None
+) -> None:
+    """Run A beside run B, level by level: the console table, the verdicts, an HTML page."""
     from inferlab.report.diff import diff_runs, print_diff, render_diff_html
+    from inferlab.report.verdict_text import print_verdicts, verdict_rows
 
     (name_a, a), (name_b, b) = loaded
     d = diff_runs(name_a, a, name_b, b)
     print_diff(d)
-    print(f"A vs B: {render_diff_html(d, a, b, html_path)}")
+    verdicts = None
+    if comparison is not None:
+        print_verdicts(comparison)
+        verdicts = verdict_rows(comparison) if comparison.diffs else None
+    print(f"A vs B: {render_diff_html(d, a, b, html_path, verdicts)}")
 
 
 def render_watch_if_recorded(d: Path) -> bool:

@@ -72,9 +72,11 @@ def planned_hooks(cfg: BenchConfig, workload: Any) -> ProgressHooks:
     (the levels' requests), or what the max-load search will probe."""
     from inferlab.bench.estimate import level_costs, plan_line, search_plan_line
 
-    hooks = ProgressHooks(plan=None if cfg.search else level_costs(workload, cfg.levels))
-    if hooks.plan is not None:  # said once the server accepted the run, before level 1
-        hooks.notes.append(plan_line(hooks.plan))
+    costs = None if cfg.search else level_costs(workload, cfg.levels)
+    # --repeat N: the levels N times over, interleaved, in the order they run
+    hooks = ProgressHooks(plan=None if costs is None else costs * max(1, cfg.repeats))
+    if costs is not None:  # said once the server accepted the run, before level 1
+        hooks.notes.append(plan_line(costs, cfg.repeats))
     elif cfg.search is not None:
         s = cfg.search
         n = cfg.requests_per_level

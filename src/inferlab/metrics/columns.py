@@ -222,3 +222,10 @@ def summarize_columns(
         if window_s and (prompt := _prompt_tokens(c)) is not None
         else None,
     )
+
+
+def request_latencies(records: list[RequestRecord]) -> dict[str, Floats]:
+    """Per ok measured request: TTFT, TPOT (requests with one) and E2E in seconds, by the
+    LevelSummary field that summarises them ("ttft_s", "tpot_s", "e2e_s")."""
+    lat = _latencies(RequestColumns.from_records(records))
+    return {"ttft_s": lat.ttft_s, "tpot_s": lat.tpot_s, "e2e_s": lat.e2e_s}

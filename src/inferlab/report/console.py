@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING
 
-from inferlab.summary import RunSummary, ServerLevelMetrics
+from inferlab.report.interval_text import interval_lines, interval_of, with_interval
+from inferlab.summary import LevelSummary, RunSummary, ServerLevelMetrics
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -20,6 +21,16 @@ def _ms(x: float | None) -> str:
 
         return fmt_duration(x, 3)
     return f"{x * 1e3:.1f}"
+
+
+def _ms_ci(lv: LevelSummary, quantity: str) -> str:
+    """An `ms` cell with its 95 % interval where the level has one ("53.1 ±2.4"); from
+    10 s on, the value alone in its own unit."""
+    field, stat = quantity.split(".")
+    value = getattr(getattr(lv, field), stat)
+    if value is None or abs(value) >= 10.0:
+        return _ms(value)
+    return with_interval(lambda x: f"{x * 1e3:.1f}", interval_of(lv, quantity), value)
 
 
 def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
@@ -47,13 +58,17 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
             [
                 lv.label,
                 f"{lv.requests_ok}/{lv.requests_failed}/{lv.requests_early_stop}",
-                _ms(lv.ttft_s.p50),
-                _ms(lv.ttft_s.p99),
-                _ms(lv.tpot_s.p50),
+                _ms_ci(lv, "ttft_s.p50"),
+                _ms_ci(lv, "ttft_s.p99"),
+                _ms_ci(lv, "tpot_s.p50"),
                 _ms(lv.gap_s.p99),
                 _ms(lv.gap_s.max),
                 str(lv.stall_count),
-                f"{lv.output_tokens_per_s_total:.1f}",
+                with_interval(
+                    lambda x: f"{x:.1f}",
+                    interval_of(lv, "output_tokens_per_s_total"),
+                    lv.output_tokens_per_s_total,
+                ),
                 f"{lv.output_tokens_per_s_per_user:.1f}",
                 "-" if lv.requests_per_s is None else f"{lv.requests_per_s:.2f}",
                 "-" if lv.total_tokens_per_s is None else f"{lv.total_tokens_per_s:.1f}",
@@ -189,7 +204,9 @@ def essential_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
     """sweep_rows cut to the ESSENTIAL columns."""
     head, rows = sweep_rows(summary)
     keep = [i for i, h in enumerate(head) if h in ESSENTIAL]
-    return [SHORT.get(head[i], head[i]) for i in keep], [[r[i] for i in keep] for r in rows]
+    # a skewed interval's ends go under the value, so the narrow table still fits
+    cut = [[r[i].replace(" [", "\n[", 1) for i in keep] for r in rows]
+    return [SHORT.get(head[i], head[i]) for i in keep], cut
 
 
 def sweep_table(summary: RunSummary, wide: bool = False) -> Table:
@@ -206,7 +223,7 @@ def sweep_table(summary: RunSummary, wide: bool = False) -> Table:
     for i, h in enumerate(head):
         # a cell is never cut ("rate=0.…"): each column is at least its widest cell, and a
         # header longer than that wraps instead
-        cells = max((len(r[i]) for r in rows), default=0)
+        cells = max((len(line) for r in rows for line in r[i].split("\n")), default=0)
         t.add_column(h, justify="right" if h != "level" else "left", min_width=cells)
     for r in rows:
         t.add_row(*r)
@@ -226,6 +243,8 @@ def print_sweep(summary: RunSummary, wide: bool = False, file: IO[str] | None = 
     c.print(sweep_table(summary, wide))
     for line in slo_lines(summary):
         c.print(line, highlight=False)
+    for line in interval_lines(summary):
+        c.print(line, highlight=False, markup=False)  # "[low, high]" is no rich tag
     for w in summary.warnings:
         style = {"error": "bold red", "warning": "yellow"}.get(w.severity, "dim")
         c.print(f"[{style}]{w.severity}[/] {w.code} ({w.level}): {w.message}", highlight=False)

@@ -175,17 +175,25 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
     return out + "</table>"
 
 
-def render_diff_html(d: RunDiff, a: RunSummary, b: RunSummary, path: Path) -> Path:
-    """One self-contained page: the diff, then each run's full sweep table (every column)."""
+def render_diff_html(
+    d: RunDiff,
+    a: RunSummary,
+    b: RunSummary,
+    path: Path,
+    verdicts: tuple[list[str], list[list[str]]] | None = None,
+) -> Path:
+    """One self-contained page: the diff, the verdicts (B against A, beyond noise?) where
+    both runs had records, then each run's full sweep table (every column)."""
     from inferlab.report.html import CSS
 
     notes = "".join(f"<li>{html.escape(x)}</li>" for x in one_side_lines(d))
+    judged = "" if verdicts is None else f"<h2>B against A, beyond noise?</h2>{_table(*verdicts)}"
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>inferlab: {html.escape(d.name_a)} vs {html.escape(d.name_b)}</title>
 <style>{CSS}</style></head><body>
 <h1>A: {html.escape(d.name_a)} &nbsp; B: {html.escape(d.name_b)}</h1>
 <h2>Level by level</h2>{_table(*diff_rows(d))}
-<ul>{notes}</ul>
+<ul>{notes}</ul>{judged}
 <h2>A: {html.escape(d.name_a)}</h2>{_table(*sweep_rows(a))}
 <h2>B: {html.escape(d.name_b)}</h2>{_table(*sweep_rows(b))}
 </body></html>"""

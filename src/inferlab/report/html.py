@@ -8,6 +8,7 @@ from pathlib import Path
 
 from inferlab.jsonio import dumps
 from inferlab.report.console import slo_lines, sweep_rows
+from inferlab.report.interval_text import interval_lines
 from inferlab.summary import RunSummary
 
 CSS = """
@@ -111,6 +112,7 @@ def render_html(
 ) -> Path:
     head, rows = sweep_rows(summary)
     table = _sweep_tables(head, rows)
+    table += "".join(f"<p>{html.escape(x)}</p>" for x in interval_lines(summary))
     warns = "".join(
         f'<li class="{w.severity}"><b>{html.escape(w.code)}</b> ({html.escape(w.level)})'
         f": {html.escape(w.message)}</li>"

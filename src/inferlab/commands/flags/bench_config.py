@@ -195,6 +195,7 @@ def bench_config(args: argparse.Namespace, given: BenchInputs, out: Path) -> Ben
         extra=_inputs(args, given.tokenizer),
         extra_body_json=args.extra_body or "",
         headers=tuple(args.header),
+        repeats=getattr(args, "repeat", 1),
     )
 
 
@@ -207,6 +208,8 @@ def checked_inputs(args: argparse.Namespace) -> BenchInputs:
     search = search_of(args)
     if search is not None and workload.trace is not None:
         raise InferlabError("--find-max-load searches a load: leave out --trace")
+    if search is not None and getattr(args, "repeat", 1) > 1:
+        raise InferlabError("--find-max-load picks its levels as it goes: leave out --repeat")
     if search is not None and search.kind == "concurrency":  # the pool fits the highest
         from inferlab.load.spec import Level
 

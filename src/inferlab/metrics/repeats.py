@@ -1,0 +1,125 @@
+"""A level measured N times (`bench --repeat N`): each repeat's own statistics, the level's
+over every repeat's requests, and the 95 % intervals of its percentiles and throughput
+(the bootstrap is metrics/intervals.py's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from inferlab.metrics.columns import request_latencies
+from inferlab.metrics.intervals import (
+    RESAMPLES,
+    ci_of,
+    cv_of,
+    resampled_percentiles,
+    resampled_ratio,
+)
+from inferlab.records import RequestRecord
+from inferlab.summary import Interval, LatencyStats, LevelSummary, RepeatStats, Uncertainty
+
+QUANTITIES = ("ttft_s", "tpot_s", "e2e_s")  # LevelSummary fields with intervals
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0}
+THROUGHPUT = "output_tokens_per_s_total"
+ONE_REPEAT = (
+    "bootstrap over requests: one repeat, so the interval does not cover drift between runs "
+    "(bench --repeat 3 for one that does)"
+)
+HIERARCHICAL = (
+    "hierarchical bootstrap: repeats drawn with replacement, then requests within each; "
+    "percentile interval"
+)
+
+
+def repeat_stats(repeat: int, s: LevelSummary) -> RepeatStats:
+    """One repeat's block of summary.json, from its own level summary."""
+    return RepeatStats(
+        repeat=repeat,
+        requests_ok=s.requests_ok,
+        requests_failed=s.requests_failed,
+        ttft_s=s.ttft_s,
+        tpot_s=s.tpot_s,
+        e2e_s=s.e2e_s,
+        window_s=s.window_s,
+        output_tokens_per_s_total=s.output_tokens_per_s_total,
+    )
+
+
+def pooled(combined: LevelSummary, parts: list[LevelSummary]) -> LevelSummary:
+    """The level over every repeat: statistics over all requests (as summarised), but the
+    window is the repeats' windows added (other levels ran between them), rates over it."""
+    window = sum(p.window_s for p in parts)
+    if window <= 0 or len(parts) < 2:
+        return combined
+    scale = combined.window_s / window
+    total = combined.total_tokens_per_s
+    return dataclasses.replace(
+        combined,
+        window_s=window,
+        output_tokens_per_s_total=combined.output_tokens / window,
+        requests_per_s=None if combined.requests_per_s is None else combined.requests_ok / window,
+        total_tokens_per_s=None if total is None else total * scale,
+        mean_active_streams=sum(p.mean_active_streams * p.window_s for p in parts) / window,
+        repeats=tuple(repeat_stats(i, p) for i, p in enumerate(parts)),
+    )
+
+
+def _stat(stats: LatencyStats, name: str) -> float | None:
+    v = getattr(stats, name)
+    return None if v is None else float(v)
+
+
+def latency_intervals(
+    groups: list[list[RequestRecord]], combined: LevelSummary, parts: list[LevelSummary]
+) -> list[Interval]:
+    """Each quantity's percentiles with their interval and (2+ repeats) their CV."""
+    out: list[Interval] = []
+    per_repeat = [request_latencies(g) for g in groups]
+    for q in QUANTITIES:
+        res = resampled_percentiles([lat[q] for lat in per_repeat], list(PERCENTILES.values()))
+        for k, p in enumerate(PERCENTILES):
+            value = _stat(getattr(combined, q), p)
+            if value is None or not len(res):
+                continue
+            ci = ci_of(value, res[:, k])
+            values = [v for part in parts if (v := _stat(getattr(part, q), p)) is not None]
+            cv = cv_of(values) if len(parts) > 1 else None
+            out.append(
+                Interval(
+                    quantity=f"{q}.{p}", value=value, ci95=(ci.low, ci.high), cv_across_repeats=cv
+                )
+            )
+    return out
+
+
+def throughput_interval(combined: LevelSummary, parts: list[LevelSummary]) -> Interval | None:
+    """Output tok/s over repeats drawn with replacement (tokens / window); None with one."""
+    tokens = [float(p.output_tokens) for p in parts]
+    windows = [p.window_s for p in parts]
+    res = resampled_ratio(tokens, windows)
+    if not len(res):
+        return None
+    value = combined.output_tokens_per_s_total
+    ci = ci_of(value, res)
+    cv = cv_of([p.output_tokens_per_s_total for p in parts])
+    return Interval(quantity=THROUGHPUT, value=value, ci95=(ci.low, ci.high), cv_across_repeats=cv)
+
+
+def level_uncertainty(
+    groups: list[list[RequestRecord]], combined: LevelSummary, parts: list[LevelSummary]
+) -> Uncertainty | None:
+    """The level's intervals (None when no request finished)."""
+    intervals = latency_intervals(groups, combined, parts)
+    tput = throughput_interval(combined, parts)
+    if tput is not None:
+        intervals.append(tput)
+    if not intervals:
+        return None
+    n = len(groups)
+    return Uncertainty(
+        repeats=n,
+        covers_drift=n > 1,
+        method=HIERARCHICAL if n > 1 else ONE_REPEAT,
+        resamples=RESAMPLES,
+        intervals=tuple(intervals),
+    )

@@ -1,0 +1,66 @@
+"""A level's 95 % intervals in words and table cells: `53.1 ±2.4`, or both ends
+`[49.0, 60.2]` where the interval is skewed, and the lines that say what they cover.
+
+The rule: the half-width (high - low) / 2 after the value when the interval's shorter side
+(value to its nearer end) is at least half its longer side; both ends otherwise, since a
+± would hide which way it leans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from inferlab.summary import Interval, LevelSummary, RunSummary
+
+SKEW_RATIO = 0.5  # shorter side / longer side below this: both ends are printed
+
+RULE = (
+    "±: half-width of the 95 % interval (hierarchical bootstrap over repeats and "
+    "requests); [low, high] where it is skewed (one side under half the other)"
+)
+ONE_REPEAT = (
+    "intervals from one repeat cover request-to-request variation only, not the machine's "
+    "drift between runs (bench --repeat 3 for that)"
+)
+NONE_KEPT = "no intervals: this summary predates them (bench --repeat N gives them)"
+
+
+def skewed(iv: Interval) -> bool:
+    """True when one side of the interval is under SKEW_RATIO times the other."""
+    lo, hi = iv.ci95[0], iv.ci95[-1]
+    below, above = iv.value - lo, hi - iv.value
+    longer = max(below, above)
+    return longer > 0 and min(below, above) < SKEW_RATIO * longer
+
+
+def with_interval(text: Callable[[float], str], iv: Interval | None, value: float | None) -> str:
+    """A cell: the value as `text` gives it, then its interval by the rule above."""
+    if value is None:
+        return "-"
+    if iv is None:
+        return text(value)
+    lo, hi = iv.ci95[0], iv.ci95[-1]
+    if skewed(iv):
+        return f"{text(value)} [{text(lo)}, {text(hi)}]"
+    return f"{text(value)} ±{text((hi - lo) / 2)}"
+
+
+def interval_of(lv: LevelSummary, quantity: str) -> Interval | None:
+    """The level's interval of `quantity` ("ttft_s.p50"), None when it has none."""
+    return lv.uncertainty.of(quantity) if lv.uncertainty is not None else None
+
+
+def interval_lines(summary: RunSummary) -> list[str]:
+    """Under the table: the display rule, whether the intervals cover drift, or that the
+    file has none (a measured run written before them)."""
+    made = [lv.uncertainty for lv in summary.levels if lv.uncertainty is not None]
+    if not made:
+        measured = not summary.simulated and not any(lv.source for lv in summary.levels)
+        return [NONE_KEPT] if measured and summary.levels else []
+    out = [RULE]
+    if any(not u.covers_drift for u in made):
+        out.append(ONE_REPEAT)
+    else:
+        n = max(u.repeats for u in made)
+        out.append(f"{n} repeats per level, interleaved: the intervals cover drift between runs")
+    return out
