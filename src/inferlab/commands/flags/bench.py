@@ -86,7 +86,7 @@ def add_parser_args(p: argparse.ArgumentParser) -> None:
     add_bench_args(p)
     p.add_argument(
         "--repeat",
-        type=repeat_arg,
+        type=whole(1, MAX_REPEATS),
         default=1,
         metavar="N",
         help="run every level N times, interleaved (c=1, c=2, c=4, c=1, ...), each time with "
@@ -259,17 +259,6 @@ def header_arg(text: str) -> tuple[str, str]:
     if not colon or not name.strip() or any(c in name for c in " \t\r\n") or "\n" in value:
         raise argparse.ArgumentTypeError(f"{text!r}: write NAME:VALUE, e.g. 'X-Team: a'")
     return name.strip(), value.strip()
-
-
-def repeat_arg(text: str) -> int:
-    """--repeat: how many times each level runs, 1 to MAX_REPEATS."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of repeats") from None
-    if not 1 <= n <= MAX_REPEATS:
-        raise argparse.ArgumentTypeError(f"{text!r}: give 1 to {MAX_REPEATS} repeats")
-    return n
 
 
 MAX_REPEATS = 100
