@@ -283,11 +283,23 @@ def _workload(cfg: BenchConfig) -> WorkloadBlock:
 
 
 def repeats_of(runs: list[LevelRun]) -> list[list[LevelRun]]:
-    """The runs grouped by level (its repeats, in order), levels in the order first run."""
-    groups: dict[str, list[LevelRun]] = {}
+    """The runs grouped by level (its repeats, in order), levels in the order first run. A
+    level listed twice (the same label, the same repeat) is two levels, not two repeats."""
+    groups: list[list[LevelRun]] = []
     for run in runs:
-        groups.setdefault(run.level.label, []).append(run)
-    return list(groups.values())
+        home = next(
+            (
+                g
+                for g in groups
+                if g[0].level.label == run.level.label and all(r.repeat != run.repeat for r in g)
+            ),
+            None,
+        )
+        if home is None:
+            groups.append([run])
+        else:
+            home.append(run)
+    return groups
 
 
 def build_summary(state: RunState) -> RunSummary:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 from inferlab import units
-from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError
 
 # Far above any real byte count, rate or FLOPS (1e30), yet far below float overflow, so
@@ -30,6 +29,8 @@ def unit_arg(parse: Callable[[str], float], positive: bool = False) -> Callable[
         try:
             value = parse(text)
         except InferlabError as e:
+            from inferlab.commands.flags.names import said  # only on a bad value: not at start
+
             raise argparse.ArgumentTypeError(said(e)) from e
         if math.isnan(value) or value < 0:
             raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
