@@ -6,6 +6,7 @@ over every repeat's requests, and the 95 % intervals of its percentiles and thro
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import fields
 
 from inferlab.metrics.columns import request_latencies
 from inferlab.metrics.intervals import (
@@ -32,17 +33,10 @@ HIERARCHICAL = (
 
 
 def repeat_stats(repeat: int, s: LevelSummary) -> RepeatStats:
-    """One repeat's block of summary.json, from its own level summary."""
-    return RepeatStats(
-        repeat=repeat,
-        requests_ok=s.requests_ok,
-        requests_failed=s.requests_failed,
-        ttft_s=s.ttft_s,
-        tpot_s=s.tpot_s,
-        e2e_s=s.e2e_s,
-        window_s=s.window_s,
-        output_tokens_per_s_total=s.output_tokens_per_s_total,
-    )
+    """One repeat's block of summary.json, from its own level summary (the fields they
+    share, each as the level states it)."""
+    shared = {f.name: getattr(s, f.name) for f in fields(RepeatStats) if f.name != "repeat"}
+    return RepeatStats(repeat=repeat, **shared)
 
 
 def pooled(combined: LevelSummary, parts: list[LevelSummary]) -> LevelSummary:

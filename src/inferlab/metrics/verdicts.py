@@ -16,7 +16,7 @@ requests' own decode rates (n_out / E2E), whose relative spread scales the measu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 import numpy as np
@@ -69,18 +69,9 @@ class QuantityDiff:
         return -rel if self.quantity == THROUGHPUT else rel
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "level": self.level,
-            "quantity": self.quantity,
-            "a": self.a,
-            "b": self.b,
-            "diff": self.diff,
-            "ci95": list(self.ci95),
-            "relative": self.relative,
-            "repeat_spread": self.spread,
-            "verdict": self.verdict,
-            "samples": self.samples,
-        }
+        d: dict[str, object] = {f.name: getattr(self, f.name) for f in fields(self)}
+        spread = d.pop("spread")
+        return {**d, "ci95": list(self.ci95), "relative": self.relative, "repeat_spread": spread}
 
 
 def judge(diff: float, low: float, high: float, spread: float, lower_is_better: bool) -> Verdict:
