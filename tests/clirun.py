@@ -15,10 +15,3 @@ class RunJson(Protocol):
     """Run `inferlab ARGV --json` in-process, assert it exits 0, return the parsed object."""
 
     def __call__(self, *argv: str) -> dict[str, Any]: ...
-
-
-def said(e: BaseException) -> str:
-    """An error as the CLI words it: a ConfigError's fields written as their flags."""
-    from inferlab.commands.flags.names import said as worded
-
-    return worded(e) if isinstance(e, Exception) else str(e)

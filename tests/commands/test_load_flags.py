@@ -9,10 +9,10 @@ import pytest
 
 from inferlab.cli import _parse
 from inferlab.commands.flags.load import LoadDefaults, load_from_args
+from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError
 from inferlab.load.spec import Requests
 from inferlab.load.workload import Workload
-from tests.clirun import said
 
 SIM = ("simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm")
 BENCH = ("bench", "--url", "http://127.0.0.1:9/v1")

@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError
 from inferlab.load.arrivals import arrival_times
 from inferlab.load.lengths import LengthDist
 from inferlab.load.spec import Level
 from inferlab.load.workload import Prefix, Workload
-from tests.clirun import said
 
 
 def _workload(**kw: Any) -> Workload:

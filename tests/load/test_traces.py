@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError
 from inferlab.load.traces import (
     BUNDLED,
@@ -23,7 +24,6 @@ from inferlab.load.traces import (
     scale_lengths,
     shape_trace,
 )
-from tests.clirun import said
 
 # --- the bundled traces ------------------------------------------------------
 

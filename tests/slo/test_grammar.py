@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from inferlab.commands.flags.names import said
 from inferlab.errors import InferlabError, UnitError
 from inferlab.slo.grammar import LevelObjective, RequestObjective, parse_slo
-from tests.clirun import said
 
 
 def test_per_request_and_level_objectives() -> None:
