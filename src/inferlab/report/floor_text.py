@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from inferlab.physics.capacity import capacity
 from inferlab.physics.decode import DecodePoint, compute_bound_batch, decode_point
-from inferlab.physics.measured import check_claim, utilisation
 from inferlab.physics.roofline import ridge_point
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
@@ -262,6 +261,8 @@ def measured_section(pt: Point) -> Section:
     if not q.measured_step_s:
         return Section()
     bw = hw.bandwidth_bytes_per_s
+    from inferlab.physics.measured import utilisation  # only with --measured
+
     u = utilisation(p.bytes_per_step, p.flops_per_step, q.measured_step_s, bw, peak, p.step_time_s)
     d: dict[str, Any] = {
         "measured_step_time_s": u.measured_step_time_s,
@@ -326,6 +327,8 @@ def claims_section(pt: Point) -> Section:
     for label, rate in (("target", q.target_tokens_per_s), ("claimed", q.claimed_tokens_per_s)):
         if rate is None:
             continue
+        from inferlab.physics.measured import check_claim  # only with --claim
+
         chk = check_claim(rate, ceiling)
         d[f"{label}_tokens_per_s"] = rate
         d[f"{label}_possible"] = chk.possible
