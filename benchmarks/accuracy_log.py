@@ -24,6 +24,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from inferlab.jsonrecord import JsonRecord, SchemaError
+
 LOG_DIR = Path(__file__).parent / "results" / "predict_accuracy"
 SCHEMA_VERSION = 1
 
@@ -37,7 +39,7 @@ QUANTITIES: dict[str, tuple[str, float, float]] = {
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Quantity:
+class Quantity(JsonRecord):
     """One quantity of one shape: predicted (or measured again) against measured."""
 
     name: str  # a key of QUANTITIES
@@ -48,7 +50,7 @@ class Quantity:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ShapeResult:
+class ShapeResult(JsonRecord):
     """One shape of the suite; `again` scores the second measurement against the first."""
 
     shape: str
@@ -57,7 +59,7 @@ class ShapeResult:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class MaxLoad:
+class MaxLoad(JsonRecord):
     """`--find-max-load concurrency` within one SLO: streams predicted, searched, again."""
 
     slo: str
@@ -67,7 +69,7 @@ class MaxLoad:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Counts:
+class Counts(JsonRecord):
     """How many shapes met each target, of `shapes`; max-load answers equal, of `slos`."""
 
     shapes: int
@@ -80,7 +82,7 @@ class Counts:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class RunRecord:
+class RunRecord(JsonRecord):
     """One run of the benchmark, as the log keeps it."""
 
     run: int
@@ -198,89 +200,19 @@ def _machine(accuracy: Mapping[str, object]) -> str:
 
 def to_json(record: RunRecord) -> dict[str, object]:
     """The record as the file holds it (field names as the dataclasses name them)."""
-    return dataclasses.asdict(record)
+    return record.to_json()
 
 
 def from_json(obj: Mapping[str, object]) -> RunRecord:
-    """A record from its file's object; a missing field, a wrong type or another schema is a
+    """A record from its file's object, every value checked against the dataclasses'
+    annotations (inferlab.jsonrecord); another schema, a missing field or a wrong type is a
     ValueError naming it."""
     if obj.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"schema_version {obj.get('schema_version')!r}, expected {SCHEMA_VERSION}")
     try:
-        shapes = tuple(
-            ShapeResult(_str(s["shape"]), _quants(s["quantities"]), _quants(s["again"]))
-            for s in _dicts(obj["shapes"])
-        )
-        loads = tuple(
-            MaxLoad(_str(m["slo"]), _opt(m["predicted"]), _opt(m["measured"]), _opt(m["again"]))
-            for m in _dicts(obj["max_load"])
-        )
-        commit = obj["commit"]
-        return RunRecord(
-            run=_int(obj["run"]),
-            date=_str(obj["date"]),
-            commit=None if commit is None else _str(commit),
-            machine=_str(obj["machine"]),
-            note=_str(obj["note"]),
-            shapes=shapes,
-            max_load=loads,
-            counts=_counts_of_json(obj["counts"]),
-            again_counts=_counts_of_json(obj["again_counts"]),
-        )
-    except (KeyError, TypeError) as e:
+        return RunRecord.from_json(dict(obj))
+    except SchemaError as e:
         raise ValueError(f"not a run record: {e}") from e
-
-
-def _quants(x: object) -> tuple[Quantity, ...]:
-    return tuple(
-        Quantity(
-            _str(q["name"]),
-            _opt(q["predicted"]),
-            _opt(q["measured"]),
-            _opt(q["error"]),
-            None if q["within_target"] is None else _bool(q["within_target"]),
-        )
-        for q in _dicts(x)
-    )
-
-
-def _counts_of_json(x: object) -> Counts | None:
-    if x is None:
-        return None
-    if not isinstance(x, dict):
-        raise TypeError(f"counts: expected an object, got {x!r}")
-    keys = ("shapes", "tpot_p50", "ttft_p50", "ttft_p99", "goodput", "slos", "max_load_equal")
-    return Counts(*(_int(x[k]) for k in keys))
-
-
-def _dicts(x: object) -> list[dict[str, object]]:
-    if not isinstance(x, list) or not all(isinstance(d, dict) for d in x):
-        raise TypeError(f"expected a list of objects, got {x!r}")
-    return x
-
-
-def _str(x: object) -> str:
-    if not isinstance(x, str):
-        raise TypeError(f"expected a string, got {x!r}")
-    return x
-
-
-def _int(x: object) -> int:
-    if not isinstance(x, int) or isinstance(x, bool):
-        raise TypeError(f"expected an integer, got {x!r}")
-    return x
-
-
-def _bool(x: object) -> bool:
-    if not isinstance(x, bool):
-        raise TypeError(f"expected true or false, got {x!r}")
-    return x
-
-
-def _opt(x: object) -> float | None:
-    if x is not None and _num(x) is None:
-        raise TypeError(f"expected a number or null, got {x!r}")
-    return _num(x)
 
 
 def read_runs(folder: Path = LOG_DIR) -> list[RunRecord]:
