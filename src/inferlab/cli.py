@@ -18,7 +18,7 @@ import sys
 from typing import NoReturn
 
 from inferlab import __version__, signals
-from inferlab.errors import ConfigError, InferlabError
+from inferlab.errors import InferlabError
 
 # verb -> (its module in commands/, its one line in `inferlab --help`). The module is
 # imported only when its verb runs (or its own --help is asked), so `inferlab floor` and
@@ -231,9 +231,7 @@ def _internal_error(verb: str, e: BaseException) -> int:
 def _in_flags(e: InferlabError) -> str:
     """The error as the user reads it: a config field the library names is written as the
     flag that sets it (errors.ConfigError, commands/flags/names.py)."""
-    if not isinstance(e, ConfigError):
-        return str(e)
-    from inferlab.commands.flags.names import said
+    from inferlab.commands.flags.names import said  # only once an error is to be said
 
     return said(e)
 
