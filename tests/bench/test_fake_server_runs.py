@@ -204,7 +204,7 @@ def test_rate_mode_records_queueing(fake_url: str, tmp_path: Path) -> None:
     recs = sorted(read_records(res.records_path), key=lambda r: r.request_id)
     # Sends keep the seeded schedule the load spine drew (load/), whatever the server or
     # the machine does: the measured requests' instants are the specs' arrivals, to the ns.
-    arrivals = cfg.workload.requests(Level("rate", 20.0)).arrival_s.tolist()
+    arrivals = cfg.load.requests(Level("rate", 20.0)).arrival_s.tolist()
     meas = [r for r in recs if r.phase == "measure"]
     assert len(meas) == len(arrivals) == 10
     got = [(r.scheduled_ns - meas[0].scheduled_ns) / 1e9 for r in meas]

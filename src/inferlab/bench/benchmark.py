@@ -112,10 +112,6 @@ class BenchConfig:
     repeats: int = 1
 
     @property
-    def workload(self) -> Workload:
-        return self.load
-
-    @property
     def levels(self) -> list[Level]:
         return list(self.load.levels)
 
@@ -213,7 +209,7 @@ def _level_block(
 ) -> tuple[LevelSummary, list[RunWarning]]:
     s, run = _summarised(cfg, runs, {} if cache is None else cache)
     lv = run.level
-    s, load_warns = load_block(s, run.records, cfg.workload.shares_prefix, run.implied_hit_ratio)
+    s, load_warns = load_block(s, run.records, cfg.load.shares_prefix, run.implied_hit_ratio)
     client = fleet_client_stats(run) if run.workers else _client_stats(run)
     s = dataclasses.replace(s, client=client, interrupted=run.interrupted)
     if run.workers and offsets:
@@ -226,15 +222,15 @@ def _level_block(
         ceiling = decode_point(fl.cost, fl.hardware, 1, cfg.prompt_tokens).tokens_per_s_per_user
     template = int(cfg.extra.get("prompt_template_tokens", 0))
     warns = check_level(s, run.records, template, ceiling, client, cfg.lag_threshold_s, True)
-    warns = allow_prefix_hits(warns, cfg.workload.shares_prefix) + load_warns
+    warns = allow_prefix_hits(warns, cfg.load.shares_prefix) + load_warns
     if run.server_samples is not None:  # the server's own books (servermetrics/)
         from inferlab.metrics.server_checks import attach_server
 
         target = int(lv.value) if lv.kind == "concurrency" else None
         workload = (cfg.prompt_tokens, cfg.output_tokens)
         s, more = attach_server(s, run.server_samples, target, cfg.floor, workload)
-        warns += allow_prefix_hits(more, cfg.workload.shares_prefix)
-        s = counters_hit_ratio(s, cfg.workload.shares_prefix)
+        warns += allow_prefix_hits(more, cfg.load.shares_prefix)
+        s = counters_hit_ratio(s, cfg.load.shares_prefix)
     from inferlab.bench.slo_level import judge_saturation, judge_slo, reasoning_blocks
 
     sat = judge_saturation(lv, run.records, run.server_samples, t0_ns * 1e-9)
@@ -277,7 +273,7 @@ def _workload(cfg: BenchConfig) -> WorkloadBlock:
             "stall_factor": cfg.stall_factor,
             "seed": cfg.seed,
             "request_timeout_s": request_timeout_s(cfg),
-            "load": cfg.workload.to_json(),
+            "load": cfg.load.to_json(),
         },
     )
 
@@ -341,7 +337,7 @@ def build_summary(state: RunState) -> RunSummary:
 def request_timeout_s(cfg: BenchConfig) -> float:
     if cfg.request_timeout_s is not None:
         return cfg.request_timeout_s
-    return default_request_timeout_s(*cfg.workload.longest_tokens())
+    return default_request_timeout_s(*cfg.load.longest_tokens())
 
 
 def _clock_block(state: RunState) -> dict[str, Any]:
@@ -397,7 +393,7 @@ async def _run_one_level(
 ) -> int:
     """Prompts from the level's request specs, then the level; returns how many it sent."""
     cfg = state.cfg
-    w = cfg.workload
+    w = cfg.load
     reqs, warm = w.requests(level), w.warmup_requests(level)
     words = TextSource(cfg.prompt_corpus, cfg.tokenizer)
     target = Target(ctx.session, ctx.root_url, state.model, words)
@@ -442,7 +438,7 @@ async def preflight(
     Returns the slots --settle-slots releases before each level (0 without it)."""
     from inferlab.bench.server_limits import check_chat, check_stream
 
-    w = cfg.workload
+    w = cfg.load
     await _check_context(session, w, info, endpoint.model)
     if w.conversation is not None:
         await check_chat(session, endpoint)
@@ -535,13 +531,13 @@ def _endpoint(cfg: BenchConfig, info: ServerInfo, model: str) -> Endpoint:
     return Endpoint(
         info.base_url,
         model,
-        "chat" if cfg.workload.conversation is not None else cfg.api,  # turns: the chat API
+        "chat" if cfg.load.conversation is not None else cfg.api,  # turns: the chat API
         cfg.api_key,
         cfg.force_length,
         info.kind,
         request_timeout_s(cfg),
         max_event_bytes=cfg.max_event_bytes,
-        cache_prompt=cfg.workload.shares_prefix,  # the prefix cache only where prompts share
+        cache_prompt=cfg.load.shares_prefix,  # the prefix cache only where prompts share
         extra_body_json=cfg.extra_body_json,
         extra_headers=cfg.headers,
     )

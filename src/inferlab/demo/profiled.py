@@ -108,7 +108,7 @@ def plan_from_profile(
     spread = pr.model.fit.spread_line() if isinstance(pr.model, ProfileStepTime) else None
     if spread:
         print(f"    {spread}", flush=True)
-    preds, skipped = predict_levels(pr, cfg.workload)
+    preds, skipped = predict_levels(pr, cfg.load)
     for line in [*skipped, *prediction_lines(preds)]:
         print(f"    {line}", flush=True)
     top = int(max(lv.value for lv in cfg.levels if lv.kind == "concurrency"))

@@ -109,7 +109,7 @@ def predict_first(
     preds: dict[str, Predicted] = {}
     if pr is not None:
         try:
-            rate, how = poisson_level(pr, bench.workload, max(bench.levels, key=lambda x: x.value))
+            rate, how = poisson_level(pr, bench.load, max(bench.levels, key=lambda x: x.value))
             bench.load = dataclasses.replace(bench.load, levels=(*bench.load.levels, rate))
             print(f"    {how}", flush=True)
         except InferlabError as e:
@@ -119,7 +119,7 @@ def predict_first(
     with_trace_level(bench, trace)
     if pr is not None:
         print(f"    predictions from {describe_source(pr.model, pr.knobs)}; all held out")
-        preds, skipped = predict_levels(pr, bench.workload)
+        preds, skipped = predict_levels(pr, bench.load)
         for line in [*skipped, *prediction_lines(preds)]:
             print(f"    {line}", flush=True)
     return preds
