@@ -333,6 +333,15 @@ class Uncertainty(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HostLevel(JsonRecord):
+    """The machine around a level, where the host says (Linux /proc/stat, bench/hoststat.py):
+    the CPU time the hypervisor gave other guests (steal) as a share of all the host's CPU
+    time over the level. The client's own CPU use is the level's `client.cpu_fraction`."""
+
+    cpu_steal_fraction: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LevelSummary(JsonRecord):
     """One load level: counts, latency percentiles, throughput, and what was around it."""
 
@@ -396,6 +405,7 @@ class LevelSummary(JsonRecord):
     # bench --repeat N: each run's own statistics (the level's are over all runs' requests)
     repeats: tuple[RepeatStats, ...] | None = optional()
     uncertainty: Uncertainty | None = optional()  # 95 % intervals (metrics/intervals.py)
+    host: HostLevel | None = optional()  # bench on Linux: the host's CPU steal time
     rest: dict[str, Any] = rest()
 
     @property
@@ -479,6 +489,37 @@ class Utilisation(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CanaryReading(JsonRecord):
+    """One drift-canary request (bench/canary.py): when it was sent (seconds after the run's
+    clock origin), its TPOT (None: it failed, `error` says why), and the level run it
+    preceded (None: it followed the last one)."""
+
+    at_s: float
+    tpot_ms: float | None
+    at_rest: bool  # one of the readings at the start that measure the canary's own noise
+    before: str | None  # the label of the level it preceded
+    repeat: Count | None = optional()  # which repeat of that level (bench --repeat)
+    error: str | None = optional()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Canary(JsonRecord):
+    """The drift canary of a run: one fixed short request (same prompt, same forced length,
+    same slot where the server has slots) sent at rest at the start and after every level
+    while the server is otherwise idle; its TPOT over the run is the machine's speed. A
+    level whose canary moved by more than `drift_threshold` (max(3 x rest_spread, 5 %),
+    metrics/checks.py) is warned `machine_drift`."""
+
+    prompt: str
+    output_tokens: Count
+    slot: int | None  # llama-server's slot it is pinned to; None: the server has none
+    rest_tpot_ms: float | None  # the median of the readings at rest
+    rest_spread: float | None  # (max - min) / median of the readings at rest
+    drift_threshold: float
+    readings: tuple[CanaryReading, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary(JsonRecord):
     """A whole run (measured or simulated): summary.json."""
 
@@ -500,6 +541,7 @@ class RunSummary(JsonRecord):
     warnings: tuple[RunWarning, ...]
     engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
     max_load: MaxLoad | None = optional()  # --find-max-load (slo/search.py)
+    canary: Canary | None = optional()  # bench: the machine's speed over the run
     rest: dict[str, Any] = rest()
 
     @classmethod

@@ -125,7 +125,7 @@ def test_prompts_cut_from_the_users_text(run_cli: RunCli, tmp_path: Path) -> Non
     with serve(make_app(script)) as base:
         code, _, err = run_cli(
             "bench", "--url", f"{base}/v1", *SMALL, "--prompts", str(prompts),
-            "--out", str(tmp_path / "r"), "--no-plots", "--no-report",
+            "--out", str(tmp_path / "r"), "--no-plots", "--no-report", "--no-canary",
         )  # fmt: skip
     assert code == 0, err
     words = set(text.split())

@@ -204,6 +204,7 @@ def _bench_cfg(base: str, out: Path, bound: int) -> BenchConfig:
         out_dir=out,
         scrape=False,
         max_event_bytes=bound,
+        canary=False,  # the server counts requests: the canary's would be among them
     )
 
 
@@ -228,6 +229,7 @@ def test_cli_flag_reaches_the_client(run_cli: Any, tmp_path: Path) -> None:
             "bench", "--url", f"{base}/v1", "--concurrency", "2", "--requests-per-level", "3",
             "--warmup", "0", "--prompt-tokens", "8", "--output-tokens", "4", "--no-scrape",
             "--max-event-bytes", "64KiB", "--out", str(tmp_path / "run"), "--no-plots", "--json",
+            "--no-canary",
         )  # fmt: skip
     assert code == 0, err
     s = json.loads(out)

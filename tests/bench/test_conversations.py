@@ -41,6 +41,7 @@ def test_each_turn_carries_the_real_history(run_cli: Any, tmp_path: Path) -> Non
             str(tmp_path),
             "--no-plots",
             "--no-scrape",
+            "--no-canary",
         )
     assert code == 0, err
     # (the first streamed body is bench's check that the address streams OpenAI's way)

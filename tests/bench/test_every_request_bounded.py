@@ -133,6 +133,7 @@ def _cfg(base: str, out: Path, timeout_s: float) -> BenchConfig:
         out_dir=out,
         scrape=False,
         request_timeout_s=timeout_s,
+        canary=False,  # the server counts requests: the canary's would be among them
     )
 
 

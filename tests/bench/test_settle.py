@@ -78,6 +78,7 @@ def test_slot_count_takes_llama_servers_slots_and_refuses_others() -> None:
 
 def test_bench_settles_before_each_level(tmp_path: Path, run_cli: RunCli) -> None:
     args = ["--concurrency", "1,2", "--requests-per-level", "2", "--output-tokens", "4"]
+    args.append("--no-canary")  # the slots' tasks are counted: no canary among them
     with running_fake_steps(FAST) as url:
         code, out, err = run_cli(
             "bench", "--url", url, *args, "--settle-slots", "--out", str(tmp_path), "--json"
@@ -107,6 +108,7 @@ def test_a_server_that_dies_while_settling_fails_the_level_not_the_run(
     # tasks: 1 the preflight, 2-8 the c=1 level (4 settling, 1 warm-up, 2 measured); the
     # server dies at the 9th, c=2's first settling request
     args = ["--concurrency", "1,2", "--requests-per-level", "2", "--output-tokens", "4"]
+    args.append("--no-canary")  # the slots' tasks are counted: no canary among them
     with running_fake_steps(dataclasses.replace(FAST, die_after=8)) as url:
         code, out, err = run_cli(
             "bench", "--url", url, *args, "--settle-slots", "--out", str(tmp_path), "--json"

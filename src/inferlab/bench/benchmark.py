@@ -22,6 +22,7 @@ import aiohttp
 
 from inferlab import __version__
 from inferlab.bench.autofloor import fetch_props, props_url
+from inferlab.bench.canary import CanaryLog, after_level, canary_block, drift_warning, start_canary
 from inferlab.bench.client import Endpoint, default_request_timeout_s, make_connector
 from inferlab.bench.clock import ClockOffset, ClockReport
 from inferlab.bench.fleet import (
@@ -31,6 +32,7 @@ from inferlab.bench.fleet import (
     fleet_client_stats,
     worker_levels,
 )
+from inferlab.bench.hoststat import CpuTicks, host_level, no_steal_note, read_cpu_ticks
 from inferlab.bench.lag import lag_p99_s
 from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
 from inferlab.bench.materialise import Target, make_level_prompts
@@ -110,6 +112,9 @@ class BenchConfig:
     # --repeat N: every level runs N times, interleaved (c=1, c=2, c=1, c=2, ...), each
     # repeat with fresh prompts; summary.json keeps each repeat and their intervals.
     repeats: int = 1
+    # The drift canary (bench/canary.py): one fixed short request at rest at the start and
+    # after every level, its TPOT the machine's speed; machine_drift where it moved.
+    canary: bool = True
 
     @property
     def levels(self) -> list[Level]:
@@ -171,7 +176,15 @@ def _merged(runs: list[LevelRun]) -> LevelRun:
         workers=last.workers,
         implied_hit_ratio=last.implied_hit_ratio,
         repeat=last.repeat,
+        host_ticks=_summed([run.host_ticks for run in runs]),
     )
+
+
+def _summed(ticks: list[CpuTicks | None]) -> CpuTicks | None:
+    """The repeats' CPU ticks together; None unless every repeat has them."""
+    if not ticks or any(t is None for t in ticks):
+        return None
+    return sum((t for t in ticks if t is not None), CpuTicks(0, 0))
 
 
 # A level's intervals by (label, records per repeat): the summary is rebuilt after every
@@ -211,7 +224,9 @@ def _level_block(
     lv = run.level
     s, load_warns = load_block(s, run.records, cfg.load.shares_prefix, run.implied_hit_ratio)
     client = fleet_client_stats(run) if run.workers else _client_stats(run)
-    s = dataclasses.replace(s, client=client, interrupted=run.interrupted)
+    s = dataclasses.replace(
+        s, client=client, interrupted=run.interrupted, host=host_level(run.host_ticks)
+    )
     if run.workers and offsets:
         s = dataclasses.replace(s, workers=worker_levels(run, offsets))
     ceiling = None
@@ -256,6 +271,7 @@ class RunState:
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
     settle_slot_count: int = 0  # --settle-slots: the server's slots, released before each level
     intervals: IntervalCache = field(default_factory=dict)  # each level's, while it stands
+    canary: CanaryLog | None = None  # the drift canary's readings (bench/canary.py)
 
 
 def _workload(cfg: BenchConfig) -> WorkloadBlock:
@@ -306,6 +322,8 @@ def build_summary(state: RunState) -> RunSummary:
         s, w = _level_block(cfg, runs, offsets, state.t0_ns, state.intervals)
         levels.append(s)
         warns.extend(w)
+        if (drift := drift_warning(state.canary, runs, state.runs)) is not None:
+            warns.append(drift)
     summary = RunSummary(
         schema_version=SCHEMA_VERSION,
         tool=f"inferlab {__version__}",
@@ -330,6 +348,7 @@ def build_summary(state: RunState) -> RunSummary:
         levels=tuple(levels),
         warnings=tuple(warns),
         max_load=cfg.search.result() if cfg.search is not None else None,
+        canary=canary_block(state.canary, state.runs) if state.canary is not None else None,
     )
     return summary if cfg.engine is None else apply_engine_baseline(summary, cfg.engine)
 
@@ -409,14 +428,30 @@ async def _run_one_level(
     state.runs.append(run)
     if state.sampler is not None:
         await asyncio.to_thread(state.sampler.begin, level.label)
-    if state.fleet is not None:
-        await state.fleet.run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
-    else:
-        await run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
+    ticks = read_cpu_ticks()
+    try:
+        if state.fleet is not None:
+            await state.fleet.run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
+        else:
+            await run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
+    finally:
+        end = read_cpu_ticks()
+        run.host_ticks = end - ticks if end is not None and ticks is not None else None
     if state.sampler is not None:
         run.server_samples = await asyncio.to_thread(state.sampler.end)
     record_probe(cfg.search, cfg.slo, level.value, run.records)  # --find-max-load: next level
     return n
+
+
+async def _start_canary(
+    state: RunState, session: aiohttp.ClientSession, endpoint: Endpoint
+) -> None:
+    """The drift canary's readings at rest, before the first level (unless --no-canary)."""
+    if not state.cfg.canary:
+        return
+    state.canary, failed = await start_canary(session, endpoint, state.t0_ns)
+    if failed is not None:
+        state.warnings.append(failed)
 
 
 async def _settle(ctx: LevelContext, state: RunState, label: str) -> None:
@@ -554,15 +589,25 @@ def schedule(cfg: BenchConfig) -> Iterator[tuple[int, Level]]:
         yield from ((repeat, level) for level in cfg.levels)
 
 
+def _opening_notes(cfg: BenchConfig) -> list[RunWarning]:
+    """What a run says before it starts: how the floor was found (or which flag gives
+    MBU), and, off Linux, that the host's CPU steal time is not recorded."""
+    notes = []
+    if cfg.floor_note:
+        code = "floor_stated" if cfg.floor is not None else "no_floor"
+        notes.append(warning(code, "run", "info", cfg.floor_note))
+    if read_cpu_ticks() is None:
+        notes.append(warning("no_steal_time", "run", "info", no_steal_note()))
+    return notes
+
+
 async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResult:
     hooks = hooks or Hooks()
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
-    if cfg.floor_note:
-        code = "floor_stated" if cfg.floor is not None else "no_floor"
-        state.warnings.append(warning(code, "run", "info", cfg.floor_note))
+    state.warnings.extend(_opening_notes(cfg))
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
     limit = cfg.max_connections or max(top, 64) + 8
     async with aiohttp.ClientSession(
@@ -592,8 +637,10 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
         try:
             if cfg.workers.enabled:
                 state.fleet = await Fleet.open(cfg.workers)
+            await _start_canary(state, session, endpoint)
             for repeat, level in schedule(cfg):
                 next_id += await _run_one_level(ctx, state, level, next_id, hooks, repeat)
+                await after_level(state.canary, session, state.t0_ns, len(state.runs) - 1)
                 write_summary(summary_path, summary := build_summary(state))
                 done = next(lv for lv in summary.levels if lv.label == level.label)
                 hooks.level_end(level, done)

@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 
 from inferlab.bench.client import Endpoint, stream_request
+from inferlab.bench.hoststat import CpuTicks
 from inferlab.bench.lag import LagMonitor
 from inferlab.bench.prompt_text import Prompt
 from inferlab.load.spec import Level
@@ -38,6 +39,7 @@ class LevelRun:
     workers: list[Any] = field(default_factory=list)  # drive.WorkerOutcome, when several ran it
     implied_hit_ratio: float | None = None  # prefix-cache hits the level's specs imply
     repeat: int = 0  # bench --repeat: which run of this level (0: the first)
+    host_ticks: CpuTicks | None = None  # the host's CPU time over the level (Linux)
 
 
 @dataclass(frozen=True, slots=True)

@@ -231,6 +231,67 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
+# The drift canary's rule (bench/canary.py): a level is warned machine_drift when the
+# canary's TPOT moved by more than max(DRIFT_SPREADS x its relative spread at rest,
+# DRIFT_FLOOR), either while the level ran (the reading after it against the one before)
+# or against the run's start (either reading against the median at rest).
+DRIFT_FLOOR = 0.05  # below 5 % a move is never called drift: the canary's own noise
+DRIFT_SPREADS = 3.0  # nor within 3 x the spread its readings at rest showed
+
+
+def drift_threshold(rest_spread: float | None) -> float:
+    """How far (relative) the canary may move before a level is warned: max(3 x its
+    spread at rest, 5 %); 5 % where the rest gave no spread (fewer than two readings)."""
+    return max(DRIFT_SPREADS * (rest_spread or 0.0), DRIFT_FLOOR)
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryAround:
+    """The drift canary's TPOT (ms) around one run of a level: the reading just before it
+    and just after it (None where there is none), and the median of those at rest."""
+
+    before_ms: float | None
+    after_ms: float | None
+    rest_ms: float | None
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.0f} %"
+
+
+def canary_moved(around: CanaryAround, threshold: float) -> str | None:
+    """What the canary did beyond its noise around a level, in words; None if nothing.
+    Its move while the level ran comes first; else the farther reading against the rest."""
+    b, a, r = around.before_ms, around.after_ms, around.rest_ms
+    if b is not None and a is not None and b > 0 and abs(a / b - 1) > threshold:
+        return f"canary TPOT {b:.1f} -> {a:.1f} ms ({_pct(a / b - 1)}) while this level ran"
+    seen = [x for x in (b, a) if x is not None]
+    if r is None or r <= 0 or not seen:
+        return None
+    x = max(seen, key=lambda x: abs(x / r - 1))
+    if abs(x / r - 1) <= threshold:
+        return None
+    return (
+        f"canary TPOT {x:.1f} ms around this level against {r:.1f} ms at rest at the "
+        f"start ({_pct(x / r - 1)})"
+    )
+
+
+def machine_drift(label: str, moves: list[str], threshold: float) -> RunWarning | None:
+    """The named warning for a level measured while the machine's speed moved (the
+    canary's `moves`, one per run of the level that moved); None when none did."""
+    if not moves:
+        return None
+    return warning(
+        "machine_drift",
+        label,
+        "warning",
+        f"{'; '.join(moves)}: beyond the canary's own noise (a move over "
+        f"{threshold * 100:.1f} % = max(3 x its spread at rest, 5 %)); the machine's speed, "
+        "not only the load, moved this level's numbers",
+    )
+
+
 def check_level(
     s: LevelSummary,
     records: list[RequestRecord],

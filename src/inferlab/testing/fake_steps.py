@@ -23,6 +23,8 @@ cached prompt (one token per word; `timings.cache_n` says how many); `timings.pr
 is the step that computed a request's prompt, as llama-server's.
 GET /slots says each slot's last task (`id_task`, tasks numbered as they arrive), as
 llama-server's does. `--die-after N`: the process exits (as a crash) when request N+1 arrives.
+`--slower-after N --slower-by F`: from the arrival of request N+1 on, every step lasts
+(1 + F) times its script (a machine that slowed down mid-run, at a point the test sets).
 
     python -m inferlab.testing.fake_steps --port 0 --base 0.02 ...   (prints "PORT <n>")
 """
@@ -63,6 +65,8 @@ class StepScript:
     ctx_per_slot: int = 1024
     threads: int = 1
     die_after: int = 0  # 0: never
+    slower_after: int = 0  # requests; from the next one on, every step costs 1 + slower_by x
+    slower_by: float = 0.0
 
     def step_s(
         self,
@@ -111,6 +115,7 @@ class StepEngine:
         self.released = [-1.0] * script.slots  # when each slot was last released
         self.last_task = [-1] * script.slots  # /slots' id_task: the last task a slot took
         self.wake = asyncio.Event()
+        self.speed = 1.0  # step time x this (1 + slower_by once slower_after requests came)
 
     def _admit(self) -> list[_Req]:
         """The waiting requests that get a slot now (the rest keep waiting, in order)."""
@@ -162,7 +167,7 @@ class StepEngine:
             admit = self._admit()
             ctx = [len(r.words) + r.made for r in self.running]
             chunks = [(len(r.words) - r.cached, r.cached) for r in admit]
-            due = t0 + self.s.step_s(ctx, chunks, *self._ubatches(admit))
+            due = t0 + self.s.step_s(ctx, chunks, *self._ubatches(admit)) * self.speed
             await asyncio.sleep(max(due - time.perf_counter(), 0.0))
             for r in admit:
                 r.prompt_s = time.perf_counter() - t0
@@ -194,6 +199,8 @@ class App:
         self.requests += 1
         if self.s.die_after and self.requests > self.s.die_after:
             os._exit(3)  # a crash: no answer, the connection drops
+        if self.s.slower_after and self.requests > self.s.slower_after:
+            self.engine.speed = 1.0 + self.s.slower_by
         body = await request.json()
         words = str(body.get("prompt", "")).split() or ["x"]
         cached = self.engine.cached_prefix(words) if body.get("cache_prompt") else 0

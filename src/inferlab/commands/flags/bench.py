@@ -94,6 +94,13 @@ def add_parser_args(p: argparse.ArgumentParser) -> None:
         "then covers the machine's drift between runs (N times as long) (1)",
     )
     p.add_argument(
+        "--no-canary",
+        action="store_true",
+        help="send no drift canary (default: one fixed 16-token request 3 times at rest "
+        "before the first level and once after every level, its TPOT the machine's speed; "
+        "a level measured while it moved beyond its own noise is warned machine_drift)",
+    )
+    p.add_argument(
         "--keep-going",
         action="store_true",
         help="go on past a level whose every request failed, and exit 0 "

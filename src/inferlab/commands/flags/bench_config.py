@@ -196,6 +196,7 @@ def bench_config(args: argparse.Namespace, given: BenchInputs, out: Path) -> Ben
         extra_body_json=args.extra_body or "",
         headers=tuple(args.header),
         repeats=getattr(args, "repeat", 1),
+        canary=not args.no_canary,
     )
 
 

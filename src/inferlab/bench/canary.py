@@ -1,0 +1,188 @@
+"""The drift canary: one fixed short request, sent while the server is otherwise idle, whose
+TPOT over the run is the machine's speed.
+
+The same request every time: the same prompt (no workload prompt shares its first word, so
+llama-server never picks a slot for it by prompt similarity), the same forced length
+(CANARY_TOKENS, ignore_eos), and on llama-server the same slot (`id_slot` CANARY_SLOT, on
+/completions without the prompt cache, the user's --extra-body left out, as
+bench/settle.py's requests). REST_READINGS are sent one after another before the first
+level, to measure the canary's own noise at rest (their spread); then one after every
+level and repeat, before the next one (and before --settle-slots settles the slots, so the
+next level still starts from an idle server's order). Each is cut after CANARY_TIMEOUT_S
+at most, as every request is bounded.
+
+A level whose canary moved beyond its noise is warned `machine_drift` (the rule is
+metrics/checks.py's `canary_moved`); summary.json keeps every reading (`canary`).
+A server that fails every reading at rest gets no more of them, and the run says why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import aiohttp
+
+from inferlab.bench.client import Endpoint, stream_request
+from inferlab.metrics.checks import (
+    CanaryAround,
+    canary_moved,
+    drift_threshold,
+    machine_drift,
+    warning,
+)
+from inferlab.metrics.requests import latency
+from inferlab.records import RequestRecord
+from inferlab.summary import Canary, CanaryReading, RunWarning
+
+if TYPE_CHECKING:
+    from inferlab.bench.runner import LevelRun
+
+CANARY_PROMPT = "Canary reading: the same short request, sent again and again."
+CANARY_TOKENS = 16  # 15 gaps: its TPOT is a mean over 15 steps of one sequence
+CANARY_SLOT = 0  # llama-server: the slot --settle-slots releases last, so its order holds
+REST_READINGS = 3  # at the start, one after another: the canary's own noise
+CANARY_TIMEOUT_S = 30.0  # 16 tokens take ~1 s on a CPU; a canary that never ends ends here
+
+
+def canary_endpoint(endpoint: Endpoint) -> Endpoint:
+    """The run's endpoint as the canary sends it: forced length, cut after
+    CANARY_TIMEOUT_S, and on llama-server pinned to CANARY_SLOT on /completions without
+    the prompt cache (its extra body is the slot alone)."""
+    ep = endpoint
+    if endpoint.server_kind == "llamacpp":
+        ep = dataclasses.replace(
+            endpoint.pinned_to(CANARY_SLOT), api="completions", cache_prompt=False
+        )
+    timeout_s = min(endpoint.request_timeout_s, CANARY_TIMEOUT_S)
+    return dataclasses.replace(ep, force_length=True, request_timeout_s=timeout_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """One canary as sent: when (s after the run's origin), its TPOT (None: failed), and
+    the level run it followed (its index in the run; -1: at rest, before the first)."""
+
+    at_s: float
+    tpot_ms: float | None
+    after_run: int
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class CanaryLog:
+    """A run's canaries so far; `on` is False once every reading at rest failed."""
+
+    endpoint: Endpoint
+    taken: list[Taken] = field(default_factory=list)
+    on: bool = True
+
+    def rest_ms(self) -> list[float]:
+        return [t.tpot_ms for t in self.taken if t.after_run < 0 and t.tpot_ms is not None]
+
+    def rest_median_ms(self) -> float | None:
+        rest = self.rest_ms()
+        return statistics.median(rest) if rest else None
+
+    def rest_spread(self) -> float | None:
+        """(max - min) / median of the readings at rest; None with fewer than two."""
+        rest, med = self.rest_ms(), self.rest_median_ms()
+        if len(rest) < 2 or not med:
+            return None
+        return (max(rest) - min(rest)) / med
+
+    def around(self, run_index: int) -> CanaryAround:
+        """The readings just before and just after one level run, and the rest's median."""
+        before = [t for t in self.taken if t.after_run == run_index - 1 and t.tpot_ms]
+        after = [t for t in self.taken if t.after_run == run_index and t.tpot_ms]
+        return CanaryAround(
+            before[-1].tpot_ms if before else None,
+            after[0].tpot_ms if after else None,
+            self.rest_median_ms(),
+        )
+
+
+async def take(log: CanaryLog, session: aiohttp.ClientSession, t0_ns: int, after_run: int) -> None:
+    """Send one canary and note its TPOT (a failure noted with its error, never raised)."""
+    rec = RequestRecord(-1, "canary", "warmup", 0, CANARY_TOKENS)
+    await stream_request(session, log.endpoint, rec, CANARY_PROMPT, t0_ns)
+    lat = latency(rec)
+    tpot_s = lat.tpot_s if lat is not None else None
+    error = None
+    if tpot_s is None:
+        error = rec.error or f"{rec.n_out} token(s) streamed: no TPOT"
+    tpot_ms = None if tpot_s is None else tpot_s * 1e3
+    log.taken.append(Taken(rec.send_ns * 1e-9, tpot_ms, after_run, error))
+
+
+async def start_canary(
+    session: aiohttp.ClientSession, endpoint: Endpoint, t0_ns: int
+) -> tuple[CanaryLog, RunWarning | None]:
+    """REST_READINGS canaries one after another; a warning (and no more canaries) when
+    every one of them failed."""
+    log = CanaryLog(canary_endpoint(endpoint))
+    for _ in range(REST_READINGS):
+        await take(log, session, t0_ns, -1)
+    if log.rest_ms():
+        return log, None
+    log.on = False
+    why = log.taken[0].error if log.taken else "none sent"
+    msg = f"the drift canary failed at rest ({why}): the run has no canary"
+    return log, warning("canary_failed", "run", "info", msg)
+
+
+async def after_level(
+    log: CanaryLog | None, session: aiohttp.ClientSession, t0_ns: int, run_index: int
+) -> None:
+    """The canary after level run `run_index` (nothing without a canary)."""
+    if log is not None and log.on:
+        await take(log, session, t0_ns, run_index)
+
+
+def canary_block(log: CanaryLog, runs: list[LevelRun]) -> Canary:
+    """The run's canary for summary.json: every reading, the rest's median and spread,
+    and the threshold of the drift rule."""
+    spread = log.rest_spread()
+    pinned = log.endpoint.server_kind == "llamacpp"
+    return Canary(
+        prompt=CANARY_PROMPT,
+        output_tokens=CANARY_TOKENS,
+        slot=CANARY_SLOT if pinned else None,
+        rest_tpot_ms=log.rest_median_ms(),
+        rest_spread=spread,
+        drift_threshold=drift_threshold(spread),
+        readings=tuple(_reading(t, runs) for t in log.taken),
+    )
+
+
+def _reading(t: Taken, runs: list[LevelRun]) -> CanaryReading:
+    nxt = runs[t.after_run + 1] if t.after_run + 1 < len(runs) else None
+    return CanaryReading(
+        at_s=t.at_s,
+        tpot_ms=t.tpot_ms,
+        at_rest=t.after_run < 0,
+        before=nxt.level.label if nxt is not None else None,
+        repeat=nxt.repeat if nxt is not None else None,
+        error=t.error,
+    )
+
+
+def drift_warning(
+    log: CanaryLog | None, level_runs: list[LevelRun], runs: list[LevelRun]
+) -> RunWarning | None:
+    """machine_drift for one level (its runs: one, or one per --repeat) when the canary
+    moved beyond its noise around any of them; None without a canary."""
+    if log is None or not log.on or not level_runs:
+        return None
+    threshold = drift_threshold(log.rest_spread())
+    moves = []
+    for run in level_runs:
+        index = next(j for j, r in enumerate(runs) if r is run)
+        moved = canary_moved(log.around(index), threshold)
+        if moved is not None and len(level_runs) > 1:
+            moved = f"run {run.repeat + 1} of {len(level_runs)}: {moved}"
+        if moved is not None:
+            moves.append(moved)
+    return machine_drift(level_runs[0].level.label, moves, threshold)
