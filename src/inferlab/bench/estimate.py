@@ -9,11 +9,13 @@ request. It says so in the line it prints.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from inferlab.bench.canary import CANARY_TOKENS, REST_READINGS
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 
@@ -29,13 +31,17 @@ class LevelCost:
     prompt_tokens: int  # measured requests, all together
     output_tokens: int
     schedule_s: float  # open loop: the last arrival; 0 for a closed loop
+    canaries: int = 0  # drift-canary requests sent around this level (bench/canary.py)
 
     def lower_bound_s(self, request_s: float) -> float:
-        """At least this long when one request takes `request_s`."""
+        """At least this long when one request takes `request_s` (a canary: its share of
+        one, CANARY_TOKENS of the level's mean output tokens, at most all of it)."""
+        mean_out = self.output_tokens / self.measured if self.measured else 0.0
+        canary_s = self.canaries * request_s * min(1.0, CANARY_TOKENS / max(mean_out, 1.0))
         if self.streams is None:
-            return self.schedule_s + request_s
+            return self.schedule_s + request_s + canary_s
         waves = math.ceil((self.measured + self.warmup) / max(1, self.streams))
-        return waves * request_s
+        return waves * request_s + canary_s
 
 
 def level_costs(workload: Workload, levels: tuple[Level, ...] | list[Level]) -> list[LevelCost]:
@@ -57,9 +63,30 @@ def level_costs(workload: Workload, levels: tuple[Level, ...] | list[Level]) -> 
     return costs
 
 
-def plan_line(costs: list[LevelCost], repeats: int = 1) -> str:
+def with_canary(plan: list[LevelCost], canary: bool) -> list[LevelCost]:
+    """The levels in the order they run, each with the drift canaries sent around it (the
+    first: those at rest and its own; every other: one after it), when there is a canary."""
+    if not canary:
+        return plan
+    return [
+        dataclasses.replace(c, canaries=1 + (REST_READINGS if i == 0 else 0))
+        for i, c in enumerate(plan)
+    ]
+
+
+def canary_note(levels_run: int) -> str:
+    """What the drift canary adds to a sweep of `levels_run` level runs, for the plan."""
+    n = REST_READINGS + levels_run
+    return (
+        f"; +{n} drift-canary requests of {CANARY_TOKENS} tokens, one at a time ("
+        f"{REST_READINGS} at rest, then one after each level; --no-canary: none)"
+    )
+
+
+def plan_line(costs: list[LevelCost], repeats: int = 1, canary: bool = False) -> str:
     """'plan: 3 levels (c=1, c=4, c=16): 48 measured requests (+21 warm-up), ...'; with
-    --repeat N, the levels N times over and the totals for all of them."""
+    --repeat N, the levels N times over and the totals for all of them; with the drift
+    canary, its requests too."""
     n = max(1, repeats)
     measured = n * sum(c.measured for c in costs)
     warm = n * sum(c.warmup for c in costs)
@@ -75,7 +102,7 @@ def plan_line(costs: list[LevelCost], repeats: int = 1) -> str:
             f"; --repeat {n}: each level {n} times, interleaved, each time with fresh prompts "
             f"(about {n} times as long as one sweep)"
         )
-    return line
+    return line + (canary_note(n * len(costs)) if canary else "")
 
 
 def estimate_line(costs: list[LevelCost], request_s: float, done_s: float = 0.0) -> str:

@@ -70,13 +70,14 @@ def execute(
 def planned_hooks(cfg: BenchConfig, workload: Any) -> ProgressHooks:
     """Progress bars that say, once the server accepted the run, what the sweep will cost
     (the levels' requests), or what the max-load search will probe."""
-    from inferlab.bench.estimate import level_costs, plan_line, search_plan_line
+    from inferlab.bench.estimate import level_costs, plan_line, search_plan_line, with_canary
 
     costs = None if cfg.search else level_costs(workload, cfg.levels)
     # --repeat N: the levels N times over, interleaved, in the order they run
-    hooks = ProgressHooks(plan=None if costs is None else costs * max(1, cfg.repeats))
+    plan = None if costs is None else with_canary(costs * max(1, cfg.repeats), cfg.canary)
+    hooks = ProgressHooks(plan=plan)
     if costs is not None:  # said once the server accepted the run, before level 1
-        hooks.notes.append(plan_line(costs, cfg.repeats))
+        hooks.notes.append(plan_line(costs, cfg.repeats, cfg.canary))
     elif cfg.search is not None:
         s = cfg.search
         n = cfg.requests_per_level

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING
 
+from inferlab.report.canary_text import canary_lines
 from inferlab.report.interval_text import interval_lines, interval_of, with_interval
 from inferlab.summary import LevelSummary, RunSummary, ServerLevelMetrics
 
@@ -245,6 +246,8 @@ def print_sweep(summary: RunSummary, wide: bool = False, file: IO[str] | None = 
         c.print(line, highlight=False)
     for line in interval_lines(summary):
         c.print(line, highlight=False, markup=False)  # "[low, high]" is no rich tag
+    for line in canary_lines(summary):  # the machine beside the levels (bench)
+        c.print(line, highlight=False, markup=False)
     for w in summary.warnings:
         style = {"error": "bold red", "warning": "yellow"}.get(w.severity, "dim")
         c.print(f"[{style}]{w.severity}[/] {w.code} ({w.level}): {w.message}", highlight=False)

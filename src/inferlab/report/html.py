@@ -75,6 +75,19 @@ def _server_section(out_dir: Path) -> str:
     )
 
 
+def _canary_section(summary: RunSummary, out_dir: Path) -> str:
+    """The drift canary: the machine's speed over the run, the levels that drifted, and
+    each level's CPU steal time beside the client's own CPU."""
+    from inferlab.report.canary_text import canary_lines
+
+    lines = canary_lines(summary)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    head = "<h2>The machine's speed over the run (drift canary)</h2>"
+    return f"{head}<ul>{items}</ul>{_img(out_dir / 'canary.png')}"
+
+
 def _slo_section(summary: RunSummary, out_dir: Path) -> str:
     """With --slo: goodput and attainment against load, and what the SLO columns mean."""
     lines = slo_lines(summary)
@@ -141,6 +154,7 @@ def render_html(
 {watch_html}
 {_server_section(out_dir)}
 {_time_split(out_dir)}
+{_canary_section(summary, out_dir)}
 {_slo_section(summary, out_dir)}
 {_predicted_section(summary, out_dir)}
 <h2>Warnings</h2><ul>{warns or "<li>none</li>"}</ul>

@@ -439,4 +439,9 @@ def render_all(
     pvm = predicted_vs_measured(summary, out_dir / "predicted_vs_measured.png")
     if pvm:
         made.append(pvm)
+    from inferlab.report.canary_plot import canary_series
+
+    canary = canary_series(summary, out_dir / "canary.png")  # the machine's speed (bench)
+    if canary:
+        made.append(canary)
     return made
