@@ -240,3 +240,27 @@ def test_a_run_without_its_records_is_refused(tmp_path: Path) -> None:
     (folder / "profile_runs" / "run_0002" / "profile_export.jsonl").unlink()
     with pytest.raises(PeerFormatError, match=r"run_0002/profile_export.jsonl: missing"):
         read_peer(folder / "aggregate" / "profile_export_aiperf_aggregate.json")
+
+
+def test_much_faster_without_the_servers_word_is_unlike_first() -> None:
+    """The same files with the server's cached-prompt counts taken out: runs 2 and 3 are
+    still left out (TTFT p50 under half of run 1's), named for what is known."""
+    run = read_peer(AGGREGATE)
+    reps = tuple(
+        dataclasses.replace(
+            rep,
+            level=dataclasses.replace(
+                rep.level,
+                records=tuple(
+                    dataclasses.replace(r, cached_prompt_tokens=None) for r in rep.level.records
+                ),
+            ),
+        )
+        for rep in run.repeats
+    )
+    _, block = combine(dataclasses.replace(run, repeats=reps), None)
+    assert block is not None
+    assert [r.verdict for r in block.runs] == ["same_measurement", "unlike_first", "unlike_first"]
+    assert block.apart == ("run_0002", "run_0003")
+    reason = block.runs[1].reason or ""
+    assert "not the same measurement as run_0001" in reason and "reported" not in reason

@@ -53,7 +53,7 @@ def _fastest(records: tuple[RequestRecord, ...]) -> tuple[float, int] | None:
     return min(ok) if ok else None
 
 
-def cache_share(records: tuple[RequestRecord, ...]) -> float | None:
+def _cache_share(records: tuple[RequestRecord, ...]) -> float | None:
     """Prompt tokens the server said it read from its cache, over all prompt tokens; None
     when it reported no such count."""
     counted = [
@@ -90,7 +90,7 @@ def _reason(
     if (fast := _fastest(rep.level.records)) is not None:
         words.append(f"fastest request {_ms(fast[0])} (line {fast[1]} of its per-request file)")
     if share is not None:
-        was = cache_share(first.level.records)
+        was = _cache_share(first.level.records)
         then = f" ({first.label}: {was:.0%})" if was is not None and rep is not first else ""
         words.append(
             f"the server reported {share:.0%} of its prompt tokens read from its cache{then}"
@@ -98,8 +98,8 @@ def _reason(
     if verdict == "cache_served":
         return "; ".join(words) + ": served from a prompt cache, not prefilled"
     return "; ".join(words) + (
-        f": not the same measurement as {first.label} (a cache the server does not report, "
-        f"or a cold start in {first.label})"
+        f": not the same measurement as {first.label} (a prompt cache, or a cold start in "
+        f"{first.label})"
     )
 
 
@@ -107,7 +107,7 @@ def _judge(i: int, rep: PeerRepeat, first: PeerRepeat, f: Floor | None) -> Repea
     lv = rep.level
     prompt = lv.prompt_tokens_mean
     floor_s = prefill_floor_s(f, prompt) if f is not None and prompt else None
-    share = cache_share(lv.records)
+    share = _cache_share(lv.records)
     evidence = _evidence(i, rep, first, floor_s, f.peak_flops_per_s if f is not None else 0.0)
     below = floor_s is not None and (lv.summary.ttft_s.p50 or 0) < floor_s
     verdict: Verdict = "same_measurement"
