@@ -21,6 +21,7 @@ from inferlab.peers.repeat_records import RepeatsBlock
 from inferlab.peers.repeats import combine
 from inferlab.physics.floor import Floor
 from inferlab.report.inputs import peer_file_in, read_input
+from inferlab.report.interval_text import interval_lines
 from inferlab.specs.hardware import STATED, with_overrides
 from inferlab.specs.stated import cost_from
 from tests.clirun import RunCli
@@ -181,6 +182,9 @@ def test_printed_intervals_none_below_zero_and_aiperfs_beside_ours(run_cli: RunC
         line = next(x for x in out.splitlines() if x.startswith(label))
         assert "cache-served" in line and line.rstrip().endswith("97%")
     assert "c=4 combines run_0001 (1 of 3 runs; run_0002, run_0003 left out" in out
+    # one run kept: its interval's reach is said, and bench's remedy is not offered
+    assert "intervals from one run cover request-to-request variation only" in out
+    assert "bench --repeat" not in out
 
 
 def test_a_single_run_folder_reads_as_before() -> None:
@@ -232,6 +236,15 @@ def test_every_run_flagged_is_pooled_and_says_so() -> None:
     assert all(
         "pooled all the same" in w.message for w in s.warnings if w.code.startswith("repeat_")
     )
+
+
+def test_pooled_runs_are_said_to_be_back_to_back() -> None:
+    s = summarise(read_peer(AGGREGATE), _floor(1e9))
+    lines = interval_lines(s)
+    assert "3 repeats per level, aiperf's runs, back to back: the intervals cover drift" in (
+        " ".join(lines)
+    )
+    assert not any("interleaved" in x for x in lines)
 
 
 def test_a_run_without_its_records_is_refused(tmp_path: Path) -> None:
