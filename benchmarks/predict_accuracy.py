@@ -202,7 +202,7 @@ def measure(
     """`settle`: bench --settle-slots, so the shape starts from an idle server's slot order
     (the simulator's), not the one the shape before it left."""
     argv = ["bench", "--url", url, *flags, "--slo", slo, "--warmup", "0", "--no-plots"]
-    argv += ["--settle-slots"] if settle else []
+    argv += ["--settle-slots"] if settle else ["--no-settle-slots"]  # bench's default: on
     s = inferlab([*argv, "--json", "--out", str(out)], log)
     summary: RunSummary = RunSummary.from_json(s)
     return summary
