@@ -148,8 +148,8 @@ def test_each_engine_is_told_what_it_carries_between_levels() -> None:
 
     assert "radix cache" in note("sglang") and "--disable-radix-cache" in note("sglang")
     assert "automatic prefix caching" in note("vllm") == note("openai", "vllm")
-    assert "does not recognise (kind openai)" in note("openai")
-    assert "does not recognise (kind tgi)" in note("openai", "tgi")
+    assert note("openai").startswith("server kind openai: what it keeps between levels")
+    assert note("openai", "tgi").startswith("server kind tgi: what it keeps")
     assert "its 8 slots were released" in note("llamacpp", slots=8)
     assert "its /props states no total_slots" in note("llamacpp")
     assert "(--no-settle-slots)" in note("llamacpp", asked=False)

@@ -119,8 +119,8 @@ def carried_state(
         msg = f"{keeps}; {_FRESH}; for levels that start cold: {cold}"
     else:
         msg = (
-            f"a server inferlab does not recognise (kind {engine}): what it keeps between "
-            f"levels (a prefix cache, a slot order) is not known; {_FRESH}"
+            f"server kind {engine}: what it keeps between levels (a prefix cache, a slot "
+            f"order) is not known to inferlab; {_FRESH}"
         )
     return RunWarning(CARRIED_STATE, "run", "info", msg)
 
@@ -130,8 +130,8 @@ def _llama_note(slots_settled: int, asked: bool | None) -> str:
         return (
             f"llama-server: before each level (and repeat) its {slots_settled} slots were "
             "released highest id first, so each started from an idle server's slot order "
-            "(--no-settle-slots: from the order the level before left); its prompt cache is "
-            "asked for only where the workload's prompts share a prefix"
+            "(bench --no-settle-slots: from the order the level before left); its prompt "
+            "cache is asked for only where the workload's prompts share a prefix"
         )
     why = "--no-settle-slots" if asked is False else "its /props states no total_slots"
     return (
