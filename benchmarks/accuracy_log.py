@@ -7,10 +7,13 @@ Each run is `benchmarks/results/predict_accuracy/run-NN.json` (a `RunRecord`): w
 commit, the machine, per shape and quantity the predicted and measured figure (ms for
 times, requests/s for goodput), the error (predicted - measured) / measured and whether it
 is within its target, the same for the server measured again (`--again`), the max-load
-answers, and the counts per target. Runs 1-28 were transcribed from the prose log that
-docs/predict-accuracy.md was until issue 38 (git history keeps that prose); a figure the
-log did not give is null there. docs/predict-accuracy.md states the latest run and the
-method; this folder is the history.
+answers, and the counts per target. From issue 39 a quantity also keeps the measurement's
+95 % interval (`ci95`, same unit) and its grade (`within_target`, `within_noise`, `miss`:
+metrics/scoring.py), and a run the counts that take the interval as well
+(`counts_with_noise`); a file written before them reads as it always did. Runs 1-28 were
+transcribed from the prose log that docs/predict-accuracy.md was until issue 38 (git
+history keeps that prose); a figure the log did not give is null there.
+docs/predict-accuracy.md states the latest run and the method; this folder is the history.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from inferlab.jsonrecord import JsonRecord, SchemaError
+from inferlab.jsonrecord import JsonRecord, SchemaError, optional
+from inferlab.metrics import scoring
+from inferlab.summary import Grade
 
 LOG_DIR = Path(__file__).parent / "results" / "predict_accuracy"
 SCHEMA_VERSION = 1
@@ -47,6 +52,8 @@ class Quantity(JsonRecord):
     measured: float | None
     error: float | None  # (predicted - measured) / measured; None where it has none
     within_target: bool | None  # None: the transcribed log rounded it onto the target's edge
+    ci95: tuple[float, ...] | None = optional()  # the measurement's 95 % interval
+    grade: Grade | None = optional()  # within_target / within_noise / miss (issue 39 on)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -95,6 +102,9 @@ class RunRecord(JsonRecord):
     counts: Counts | None
     again_counts: Counts | None = None
     schema_version: int = SCHEMA_VERSION
+    # Shapes that count as predicted within the target or the measured interval (graded runs)
+    counts_with_noise: Counts | None = optional()
+    again_counts_with_noise: Counts | None = optional()
 
 
 def within(name: str, error: float | None, predicted: float | None, measured: float | None) -> bool:
@@ -107,12 +117,15 @@ def within(name: str, error: float | None, predicted: float | None, measured: fl
     return error is not None and abs(error) <= QUANTITIES[name][2]
 
 
-def counts_of(shapes: Sequence[ShapeResult], again: bool = False) -> dict[str, int]:
-    """Shapes within each target, from the per-quantity verdicts (None counts as not within)."""
+def counts_of(
+    shapes: Sequence[ShapeResult], again: bool = False, noise: bool = False
+) -> dict[str, int]:
+    """Shapes within each target, from the per-quantity verdicts (None counts as not within);
+    with `noise`, within the target or the measured interval (any grade but a miss)."""
     out: dict[str, int] = {}
     for name in QUANTITIES:
         qs = [q for s in shapes for q in (s.again if again else s.quantities) if q.name == name]
-        out[name] = sum(1 for q in qs if q.within_target)
+        out[name] = sum(1 for q in qs if (q.grade != "miss" if noise else q.within_target))
     return out
 
 
@@ -123,17 +136,32 @@ def _quantities(row: Mapping[str, object]) -> tuple[Quantity, ...]:
         if not isinstance(cell, Mapping):
             continue
         p, m, e = (_num(cell.get(k)) for k in ("predicted", "measured", "error"))
+        raw = cell.get("ci95")
+        ci = tuple(float(x) for x in raw) if isinstance(raw, list) and len(raw) == 2 else None
+        grade = _grade(key, p, m, e, ci) if "grade" in cell else None
         p, m = (None if x is None else x * factor for x in (p, m))
-        out.append(Quantity(name, p, m, e, within(name, e, p, m)))
+        ci = None if ci is None else tuple(x * factor for x in ci)
+        out.append(Quantity(name, p, m, e, within(name, e, p, m), ci, grade))
     return tuple(out)
+
+
+def _grade(
+    key: str, p: float | None, m: float | None, e: float | None, ci: Sequence[float] | None
+) -> Grade | None:
+    """The cell's grade, from its numbers as metrics/scoring.py grades them (None: not judged)."""
+    if not scoring.judged(key, p, m):
+        return None
+    return scoring.grade(p, m, e, ci, scoring.TARGETS[key])
 
 
 def _num(x: object) -> float | None:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
 
 
-def _counts(shapes: Sequence[ShapeResult], loads: Sequence[MaxLoad], again: bool) -> Counts:
-    c = counts_of(shapes, again)
+def _counts(
+    shapes: Sequence[ShapeResult], loads: Sequence[MaxLoad], again: bool, noise: bool = False
+) -> Counts:
+    c = counts_of(shapes, again, noise)
     equal = [(m.again if again else m.predicted) == m.measured for m in loads]
     n = sum(1 for s in shapes if (s.again if again else s.quantities))
     return Counts(
@@ -169,6 +197,7 @@ def record_of(accuracy: Mapping[str, object], run: int, commit: str | None, note
     )
     when = _num(accuracy.get("date_unix_s")) or time.time()
     again = any(s.again for s in shapes)
+    graded = any(q.grade for s in shapes for q in s.quantities)  # issue 39's rows on
     return RunRecord(
         run=run,
         date=time.strftime("%Y-%m-%d %H:%M", time.gmtime(when)),
@@ -179,6 +208,10 @@ def record_of(accuracy: Mapping[str, object], run: int, commit: str | None, note
         max_load=loads,
         counts=_counts(shapes, loads, again=False),
         again_counts=_counts(shapes, loads, again=True) if again else None,
+        counts_with_noise=_counts(shapes, loads, False, noise=True) if graded else None,
+        again_counts_with_noise=_counts(shapes, loads, True, noise=True)
+        if graded and again
+        else None,
     )
 
 
@@ -276,7 +309,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else "-"
             )
             eq = f"; max load {c.max_load_equal} of {c.slos}" if c and c.slos else ""
-            print(f"run {r.run:2d}  {r.date:16}  {r.commit or '-':8}  {got}{eq}")
+            n = r.counts_with_noise
+            noise = (
+                f"; with noise {n.tpot_p50} / {n.ttft_p50} / {n.ttft_p99} / {n.goodput}"
+                if n
+                else ""
+            )
+            print(f"run {r.run:2d}  {r.date:16}  {r.commit or '-':8}  {got}{eq}{noise}")
     return 0
 
 

@@ -32,8 +32,12 @@ The suite (sizes: `--requests` per open-loop level and per closed-loop stream pa
   the lengths and the predicted load, before any shape was measured.
 
 Targets (issue 26): TPOT p50 within 10 %, TTFT p50 within 15 %, TTFT p99 within 25 %,
-goodput within 10 % (or both 0), max load equal. Writes DIR/accuracy.json (every
-number printed) beside each shape's predicted and measured summary.json.
+goodput within 10 % (or both 0), max load equal. Graded (issue 39, metrics/scoring.py): a
+shape's quantity counts as predicted when |predicted - measured| <= max(target x measured,
+the measured 95 % interval's half-width on the prediction's side), each said in a word
+(within_target, within_noise, miss) under its row, beside the interval. Writes
+DIR/accuracy.json (every number printed) beside each shape's predicted and measured
+summary.json.
 """
 
 from __future__ import annotations
@@ -202,7 +206,7 @@ def measure(
     """`settle`: bench --settle-slots, so the shape starts from an idle server's slot order
     (the simulator's), not the one the shape before it left."""
     argv = ["bench", "--url", url, *flags, "--slo", slo, "--warmup", "0", "--no-plots"]
-    argv += ["--settle-slots"] if settle else []
+    argv += ["--settle-slots"] if settle else ["--no-settle-slots"]  # bench's default: on
     s = inferlab([*argv, "--json", "--out", str(out)], log)
     summary: RunSummary = RunSummary.from_json(s)
     return summary
@@ -297,6 +301,36 @@ def print_row(name: str, row: dict[str, Any]) -> None:
         m = None if c["measured"] is None else c["measured"] * scale
         cells.append(f"{fmt(p, spec):>7} {fmt(m, spec):>7} {err(c['error'])}")
     print(f"{name:>14}  " + "  ".join(cells), flush=True)
+    print(grade_line(row), flush=True)
+
+
+GRADED = (
+    ("tpot_p50_s", "TPOT p50", 1e3, ".1f"),
+    ("ttft_p50_s", "TTFT p50", 1e3, ".0f"),
+    ("ttft_p99_s", "TTFT p99", 1e3, ".0f"),
+    ("goodput_requests_per_s", "goodput", 1.0, ".2f"),
+)
+
+
+def grade_of(k: str, c: dict[str, Any]) -> str | None:
+    """A row's cell graded (metrics/scoring.py): from its numbers and interval, so a row
+    written before grades reads the same; None where the target does not judge it."""
+    if not scoring.judged(k, c["predicted"], c["measured"]):
+        return None
+    ci = c.get("ci95")
+    return scoring.grade(c["predicted"], c["measured"], c["error"], ci, scoring.TARGETS[k])
+
+
+def grade_line(row: dict[str, Any]) -> str:
+    """Under a row: each quantity's measured 95 % interval (where it has one) and grade."""
+    cells = []
+    for k, name, scale, spec in GRADED:
+        g, ci = grade_of(k, row[k]), row[k].get("ci95")
+        if g is None:
+            continue
+        span = "" if not ci else f" [{ci[0] * scale:{spec}}-{ci[-1] * scale:{spec}}]"
+        cells.append(f"{name}{span} {g}")
+    return f"{'':>16}measured 95 % interval, grade: " + ", ".join(cells)
 
 
 def header(sides: tuple[str, str] = ("pred", "meas")) -> None:
@@ -558,7 +592,13 @@ def label(k: str) -> str:
 
 
 def within(rows: list[dict[str, Any]], k: str) -> int:
+    """Shapes whose quantity counts as predicted (within its target or the interval)."""
     return sum(1 for r in rows if k not in r["missed"])
+
+
+def by_noise(rows: list[dict[str, Any]], key: str) -> int:
+    """Shapes whose quantity counts only by the measured interval (within_noise)."""
+    return sum(1 for r in rows if grade_of(key, r[key]) == "within_noise")
 
 
 def summary_line(res: dict[str, Any]) -> None:
@@ -568,8 +608,13 @@ def summary_line(res: dict[str, Any]) -> None:
     for key, lim in scoring.TARGETS.items():
         k = scoring.target_name(key)  # as a row's "missed" names it
         both = " (or both 0)" if k == "goodput" else ""
-        itself = f"; measured again: {within(twice, k)} of {len(twice)}" if twice else ""
-        print(f"  {label(key)} within {lim:.0%}{both}: {within(rows, k)} of {n} shapes{itself}")
+        noise = f" ({by_noise(rows, key)} within noise)"
+        again = f" ({by_noise(twice, key)} within noise)"
+        itself = f"; measured again: {within(twice, k)} of {len(twice)}{again}" if twice else ""
+        print(
+            f"  {label(key)} within {lim:.0%}{both} or the measured interval: "
+            f"{within(rows, k)} of {n} shapes{noise}{itself}"
+        )
     for k in BANDED:
         b = scoring.band_count(
             (name, PredictedRange.from_json(r["band"][k], k))

@@ -162,6 +162,31 @@ def test_a_run_is_recorded_from_accuracy_json_and_read_back(
     assert log.record_run({**acc, "argv": ["--fake"]}, folder=tmp_path) is None
 
 
+def test_a_graded_run_keeps_each_interval_and_grade_and_counts_the_noise_apart(
+    log: ModuleType, tmp_path: Path
+) -> None:
+    noisy = {"predicted": 0.0112, "measured": 0.010, "error": 0.12, "ci95": [0.0085, 0.0115]}
+    row = {
+        "tpot_p50_s": {**noisy, "grade": "within_noise"},
+        "ttft_p50_s": {"predicted": 0.2, "measured": 0.25, "error": -0.2, "grade": "miss"},
+        "ttft_p99_s": {"predicted": 0.5, "measured": 0.5, "error": 0.0, "grade": "within_target"},
+        "goodput_requests_per_s": {"predicted": 0.0, "measured": 0.0, "error": 0.0},
+    }
+    acc = {"shapes": {"c=1": row}, "max_load": [], "argv": [], "date_unix_s": 0.0}
+    log.record_run(acc, folder=tmp_path)
+    (rec,) = log.read_runs(tmp_path)
+    q = {x.name: x for x in rec.shapes[0].quantities}
+    assert q["tpot_p50_ms"].ci95 == pytest.approx((8.5, 11.5))  # in the log's unit
+    assert (q["tpot_p50_ms"].grade, q["tpot_p50_ms"].within_target) == ("within_noise", False)
+    assert q["ttft_p50_ms"].grade == "miss" and q["ttft_p99_ms"].grade == "within_target"
+    c, n = rec.counts, rec.counts_with_noise
+    assert (c.tpot_p50, c.ttft_p50, c.ttft_p99) == (0, 0, 1)  # the target alone, as runs 1-28
+    assert (n.tpot_p50, n.ttft_p50, n.ttft_p99) == (1, 0, 1)  # the interval holds TPOT
+    old = log.read_runs()[27]  # a run logged before grades
+    assert old.counts_with_noise is None
+    assert all(q.grade is None and q.ci95 is None for s in old.shapes for q in s.quantities)
+
+
 def test_a_bad_run_file_is_one_value_error(log: ModuleType) -> None:
     with pytest.raises(ValueError, match="schema_version"):
         log.from_json({"schema_version": 99})

@@ -14,7 +14,6 @@ verb that kept something says where with `kept()`, for the one closing line.
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -41,10 +40,11 @@ def _forward(signum: int, frame: FrameType | None) -> None:
 def handled() -> Iterator[None]:
     """While inside, SIGTERM/SIGHUP raise the Ctrl-C path; old handlers come back after."""
     _State.received, _State.kept = None, None
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals are only ever delivered to the main thread's handlers
+    try:
+        old = {s: signal.signal(s, _forward) for s in _FORWARDED}
+    except ValueError:  # not the main thread: signals only reach the main thread's handlers
+        yield
         return
-    old = {s: signal.signal(s, _forward) for s in _FORWARDED}
     try:
         yield
     finally:

@@ -259,6 +259,26 @@ class PredictedBand(JsonRecord):
     goodput_requests_per_s: PredictedRange
 
 
+# A prediction graded against its measurement (metrics/scoring.py): within the quantity's
+# target, else within the measurement's own 95 % interval, else a miss.
+Grade = Literal["within_target", "within_noise", "miss"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GradedQuantity(JsonRecord):
+    """One quantity of a prediction graded against the level measured (metrics/scoring.py):
+    it counts as predicted when |predicted - measured| <= max(target x measured, the
+    measured 95 % interval's half-width on the prediction's side)."""
+
+    quantity: str  # as the targets name it: "tpot_p50_s", "goodput_requests_per_s", ...
+    predicted: float | None
+    measured: float | None
+    ci95: tuple[float, ...] | None = optional()  # the measurement's [low, high], where known
+    error: float | None  # (predicted - measured) / measured
+    target: float  # the largest |error| within the target
+    grade: Grade
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Predicted(JsonRecord):
     """What a level was predicted to measure before it ran (sim/predict.py), from what,
@@ -275,6 +295,7 @@ class Predicted(JsonRecord):
     # cached / prompt tokens the simulated prefix cache served (prompts sharing a prefix)
     prefix_hit_ratio: float | None = optional()
     band: PredictedBand | None = optional()  # a served profile's: at its speed spread
+    graded: tuple[GradedQuantity, ...] | None = optional()  # once measured, each target's
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,6 +8,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from inferlab.console.predict_text import GRADE_RULE
 from inferlab.demo.profiled import ProfiledPlan, compared, profiled_predictor
 from inferlab.load.workload import Workload
 from inferlab.profile.record import SCHEMA_VERSION, ProfileRecord, ServerIdentity
@@ -58,9 +59,14 @@ def test_the_table_shows_the_profiles_prediction_its_errors_and_the_max_load() -
     # TTFT p50 187 vs 170 (+10 %), p99 208 vs 208 (+0 %), TPOT 13.2 vs 12.0 (+10 %)
     assert row[:5] == ["c=1", "yes", "187", "170", "+10%"]
     assert row[5:11] == ["208", "208", "+0%", "13.2", "12.0", "+10%"]
-    assert lines[4] == "prefix cache hits c=1: predicted 25%, server 50% (a perfect cache: -)"
-    assert lines[5].startswith("predicted before measuring (engine alone")
-    assert lines[8].split()[2:5] == ["85", "170", "-50%"]
+    # each graded: an old summary has no interval, so by the target alone
+    assert lines[4] == GRADE_RULE
+    graded = ["c=1", "170", "within_target", "208", "within_target", "12.0", "within_target"]
+    assert lines[6].split() == [*graded, "-"]  # no SLO: goodput not judged
+    assert lines[7] == "predicted: TTFT p50 1 of 1, TTFT p99 1 of 1, TPOT p50 1 of 1 levels"
+    assert lines[8] == "prefix cache hits c=1: predicted 25%, server 50% (a perfect cache: -)"
+    assert lines[9].startswith("predicted before measuring (engine alone")
+    assert lines[12].split()[2:5] == ["85", "170", "-50%"]
     assert lines[-1] == "max concurrency within ttft=2s: predicted 4.0; searched 4 on the server"
 
 

@@ -16,13 +16,15 @@ from tests.clirun import RunCli
 pytestmark = pytest.mark.slow  # the scripted fake server, in its own process
 
 
-def _bench(run_cli: RunCli, url: str, out: Path, *extra: str) -> tuple[int, str, str]:
+def _bench(
+    run_cli: RunCli, url: str, out: Path, *extra: str, model: str = "endless"
+) -> tuple[int, str, str]:
     return run_cli(
         "bench",
         "--url",
         url,
         "--model",
-        "endless",
+        model,
         "--concurrency",
         "1,2",
         "--requests-per-level",
@@ -53,6 +55,21 @@ def test_endless_stream_cut_past_max_tokens(run_cli: RunCli, fake_url: str, tmp_
         assert limit < r.streamed_tokens <= limit + 2
         assert r.finish_reason is None
     assert "Traceback" not in err
+
+
+def test_burst_past_max_tokens_cut_at_the_crossing_event(
+    run_cli: RunCli, fake_url: str, tmp_path: Path
+) -> None:
+    """64 one-token events arrive in one write: the cut falls on the event that crosses
+    the limit, not at the end of the chunk (a loaded machine reads bursts like this)."""
+    out = tmp_path / "run"
+    code, _, err = _bench(run_cli, fake_url, out, "--output-tokens", "8", model="endless-burst")
+    assert code == 0, err
+    recs = read_records(out / "records.jsonl")
+    assert len(recs) == 4
+    for r in recs:
+        assert r.error is not None and r.error.startswith(OUTPUT_OVER_MAX), r.error
+        assert r.streamed_tokens == over_max_limit(8) + 1  # not 64: the burst's size
 
 
 def test_endless_stream_ended_by_request_timeout(

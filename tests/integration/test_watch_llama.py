@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, run_benchmark
+from inferlab.bench.canary import CANARY_TOKENS, REST_READINGS
 from inferlab.bench.server_limits import PROBE_TOKENS
 from inferlab.engines.llama_server import LlamaServer
 from inferlab.load.spec import Level
@@ -65,14 +66,17 @@ def test_watch_under_bench_load(llama: LlamaServer, tmp_path: Path) -> None:
 
     # llama.cpp counts a request's tokens when it ends: between a scrape taken before the
     # bench and one taken after it, exactly the bench's tokens (nothing else used the server):
-    # its records' and its check that the address streams OpenAI's way (no record).
+    # its records', its check that the address streams OpenAI's way (no record), the
+    # one token each slot gave when bench settled them before the level (bench/settle.py),
+    # and its drift canary's (bench/canary.py: 3 at rest, one after the level).
     scraped = [f for f in frames if f.snapshot is not None]
     before, after = scraped[0].snapshot, scraped[-1].snapshot
     assert before is not None and after is not None
     assert before.generation_tokens is not None and after.generation_tokens is not None
     recs = read_records(tmp_path / "b" / "records.jsonl")
     generated = after.generation_tokens - before.generation_tokens
-    assert generated == sum(r.n_out for r in recs) + PROBE_TOKENS
+    canary = CANARY_TOKENS * (REST_READINGS + 1)
+    assert generated == sum(r.n_out for r in recs) + PROBE_TOKENS + SLOTS + canary
     assert before.steps is not None and after.steps is not None
     assert after.steps - before.steps >= generated / SLOTS  # <= one token per slot a step
 

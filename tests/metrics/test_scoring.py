@@ -1,6 +1,7 @@
 """Predictions scored against measurements (metrics/scoring.py): the errors a level's
-`predicted` block carries, the band's inside / outside and its counts, and the targets a
-held-out shape of benchmarks/predict_accuracy.py is judged by."""
+`predicted` block carries, the band's inside / outside and its counts, the targets a
+held-out shape of benchmarks/predict_accuracy.py is judged by, and each quantity's grade
+against its target or the measurement's own 95 % interval."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 
 import pytest
 
-from inferlab.console.predict_text import comparison_lines
+from inferlab.console.predict_text import GRADE_RULE, comparison_lines, graded_lines
 from inferlab.metrics.scoring import (
     TARGETS,
     Scored,
@@ -18,20 +19,25 @@ from inferlab.metrics.scoring import (
     band_count,
     band_of,
     errors,
+    grade,
     measured_band,
     missed,
+    noise_half_width,
     scored,
     scored_quantities,
     target_name,
+    with_prediction,
 )
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import closed_levels, predict, predicted_of
 from inferlab.summary import (
+    Interval,
     LevelSummary,
     Predicted,
     PredictedQuantiles,
     PredictedRange,
     RunSummary,
+    Uncertainty,
 )
 from tests.sim.test_predict import SWEEP, model
 from tests.sim.test_predict_block import predicted_run
@@ -83,12 +89,16 @@ def test_a_shapes_row_holds_every_quantity_in_order_and_both_zero_is_exact() -> 
         "tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s", "tokens_per_s",
         "prefix_hit_ratio",
     ]  # fmt: skip
-    assert rows["tpot_p50_s"] == Scored(predicted=m.tpot_s.p50, measured=m.tpot_s.p50, error=0.0)
+    exact = Scored(predicted=m.tpot_s.p50, measured=m.tpot_s.p50, error=0.0, grade="within_target")
+    assert rows["tpot_p50_s"] == exact  # an old summary: no interval to hold
     assert rows["goodput_requests_per_s"].error is None  # no SLO: nothing to compare
+    assert rows["goodput_requests_per_s"].grade is None  # ... nor to judge
+    assert rows["tokens_per_s"].grade is None  # no target
     assert rows["tpot_p50_s"].to_json() == {
         "predicted": m.tpot_s.p50,
         "measured": m.tpot_s.p50,
         "error": 0.0,
+        "grade": "within_target",
     }
     assert scored(0.0, 0.0).error == 0.0  # a shape's goodput 0 on both sides
     assert scored(1.0, 0.0).error is None and scored(None, 2.0).error is None
@@ -187,3 +197,106 @@ def test_the_table_after_the_measurement() -> None:
     lines = comparison_lines(again)
     assert lines[0].startswith("predicted before measuring (engine alone, no serving overhead)")
     assert len(lines) == 3 + len(run.levels) and lines[3].split()[:2] == ["c=1", "yes"]
+
+
+def with_tpot_interval(m: LevelSummary, below: float, above: float) -> LevelSummary:
+    """The level with a measured 95 % interval of TPOT p50: `below` and `above` it, as
+    shares of the measured value."""
+    p50 = m.tpot_s.p50
+    assert p50
+    iv = Interval(quantity="tpot_s.p50", value=p50, ci95=((1 - below) * p50, (1 + above) * p50))
+    u = Uncertainty(repeats=3, covers_drift=True, method="test", resamples=2000, intervals=(iv,))
+    return dataclasses.replace(m, uncertainty=u)
+
+
+@pytest.mark.parametrize(
+    ("off", "half_width", "expected"),
+    [
+        (0.12, 0.15, "within_noise"),  # beyond the 10 % target, inside the interval
+        (-0.12, 0.15, "within_noise"),
+        (0.12, 0.03, "miss"),  # beyond both
+        (0.08, 0.03, "within_target"),
+        (0.08, 0.15, "within_target"),  # the target first, where both hold
+    ],
+)
+def test_a_tpot_prediction_is_graded_against_the_target_or_the_measured_interval(
+    off: float, half_width: float, expected: str
+) -> None:
+    m = with_tpot_interval(measured(), half_width, half_width)
+    assert m.tpot_s.p50
+    p = dataclasses.replace(
+        predicted_of(m, "", True, 0), tpot_s=PredictedQuantiles(p50=(1 + off) * m.tpot_s.p50)
+    )
+    s = scored_quantities(p, m)["tpot_p50_s"]
+    assert s.grade == expected and s.error == pytest.approx(off)
+    assert s.ci95 == pytest.approx(
+        ((1 - half_width) * m.tpot_s.p50, (1 + half_width) * m.tpot_s.p50)
+    )
+    assert missed({**row(s, s, s, s), **scored_quantities(p, m)}) == (
+        ["tpot_p50_s"] if expected == "miss" else []
+    )
+
+
+def test_the_half_width_is_the_one_on_the_predictions_side() -> None:
+    # measured 100 with a skewed interval [97, 130]: 112 above lies inside it, 88 below
+    # does not, though the wider side (30) would hold it
+    ci = (97.0, 130.0)
+    assert grade(112.0, 100.0, 0.12, ci, 0.10) == "within_noise"
+    assert grade(88.0, 100.0, -0.12, ci, 0.10) == "miss"
+    assert noise_half_width(112.0, 100.0, ci) == pytest.approx(30.0)
+    assert noise_half_width(88.0, 100.0, ci) == pytest.approx(3.0)
+    assert grade(88.0, 100.0, -0.12, None, 0.10) == "miss"  # no interval: the target alone
+    assert grade(None, 100.0, None, ci, 0.10) == "miss"  # predicted nothing
+
+
+def test_an_old_row_without_intervals_is_graded_by_its_target_alone() -> None:
+    old = Scored.from_json({"predicted": 1.12, "measured": 1.0, "error": 0.12}, "tpot_p50_s")
+    assert old.ci95 is None and old.grade is None
+    ok = scored(1.0, 1.0)
+    assert missed(row(old, ok, ok, ok)) == ["tpot_p50_s"]
+    noisy = Scored.from_json(
+        {"predicted": 1.12, "measured": 1.0, "error": 0.12, "ci95": [0.85, 1.15]}, "tpot_p50_s"
+    )
+    assert missed(row(noisy, ok, ok, ok)) == []
+
+
+def test_the_level_block_carries_each_targets_grade() -> None:
+    m = with_tpot_interval(measured(), 0.05, 0.15)
+    assert m.tpot_s.p50 and m.ttft_s.p50 and m.ttft_s.p99
+    p = pred(1.5 * m.ttft_s.p50, 1.12 * m.tpot_s.p50, 10.0)
+    p = dataclasses.replace(p, ttft_s=PredictedQuantiles(p50=1.5 * m.ttft_s.p50, p99=m.ttft_s.p99))
+    lv = with_prediction(m, p)
+    assert lv.predicted is not None and lv.predicted.graded is not None
+    by = {g.quantity: g for g in lv.predicted.graded}
+    assert list(by) == ["tpot_p50_s", "ttft_p50_s", "ttft_p99_s"]  # no SLO: no goodput
+    assert by["tpot_p50_s"].grade == "within_noise" and by["tpot_p50_s"].target == 0.10
+    assert by["tpot_p50_s"].ci95 == pytest.approx((0.95 * m.tpot_s.p50, 1.15 * m.tpot_s.p50))
+    assert by["ttft_p50_s"].grade == "miss" and by["ttft_p50_s"].ci95 is None  # none measured
+    assert by["ttft_p99_s"].grade == "within_target" and by["ttft_p99_s"].error == 0.0
+    back = LevelSummary.from_json(json.loads(json.dumps(lv.to_json())))
+    assert back == lv  # summary.json keeps the grades
+    assert lv.to_json()["predicted"]["graded"][0] == {
+        "quantity": "tpot_p50_s",
+        "predicted": p.tpot_s.p50,
+        "measured": m.tpot_s.p50,
+        "ci95": list(by["tpot_p50_s"].ci95 or ()),
+        "error": by["tpot_p50_s"].error,
+        "target": 0.10,
+        "grade": "within_noise",
+    }
+
+
+def test_the_demo_prints_each_levels_interval_and_grade() -> None:
+    m = with_tpot_interval(measured(), 0.05, 0.15)
+    assert m.tpot_s.p50 and m.ttft_s.p50
+    p = pred(m.ttft_s.p50, 1.12 * m.tpot_s.p50, 10.0)
+    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
+    run = dataclasses.replace(run, levels=(with_prediction(m, p),))
+    lines = graded_lines(run)
+    assert lines[0] == GRADE_RULE
+    ms = m.tpot_s.p50 * 1e3
+    assert f"{ms:.1f} [{0.95 * ms:.1f}-{1.15 * ms:.1f}] within_noise" in lines[2]
+    assert lines[2].split()[:3] == ["c=1", f"{m.ttft_s.p50 * 1e3:.0f}", "within_target"]
+    assert lines[3].startswith("predicted: TTFT p50 1 of 1, TTFT p99 0 of 1, TPOT p50 1 of 1")
+    assert "(1 within noise)" in lines[3] and lines[3].endswith("missed: c=1 TTFT p99")
+    assert graded_lines(dataclasses.replace(run, levels=(m,))) == []  # nothing predicted

@@ -41,7 +41,7 @@ from inferlab.bench.prompt_text import LocalCounter, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
-from inferlab.bench.settle import settle_slots, slot_count
+from inferlab.bench.settle import carried_state, settle_slots, slot_count
 from inferlab.bench.slo_level import record_probe, search_levels
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.engine_result import EngineBench
@@ -102,9 +102,11 @@ class BenchConfig:
     # A level whose every measured request failed ends the sweep there (bench --keep-going:
     # go on to the next level anyway).
     keep_going: bool = False
-    # --settle-slots: before each level, llama-server's slots released highest id first, as
-    # an idle server fills them (bench/settle.py), so no level inherits the one before's.
-    settle_slots: bool = False
+    # Before each level and repeat, llama-server's slots released highest id first, as an
+    # idle server fills them (bench/settle.py), so no level inherits the one before's.
+    # None: wherever the server is llama-server stating its slots; True: insist (refused
+    # elsewhere, --settle-slots); False: never (--no-settle-slots).
+    settle_slots: bool | None = None
     prompt_corpus: tuple[str, ...] = field(default=(), repr=False)  # --prompts FILE's words
     tokenizer: LocalCounter | None = None  # --tokenizer FILE: counts where /tokenize is missing
     extra_body_json: str = ""  # --extra-body: merged into every request body
@@ -269,12 +271,12 @@ class RunState:
     sampler: Any = None  # servermetrics.sampler.MetricsSampler while /metrics answers
     fleet: Fleet | None = None  # bench --workers / --ray
     clocks: list[ClockReport] = field(default_factory=list)  # each worker's, at the end
-    settle_slot_count: int = 0  # --settle-slots: the server's slots, released before each level
+    settle_slot_count: int = 0  # the server's slots, released before each level (0: none)
     intervals: IntervalCache = field(default_factory=dict)  # each level's, while it stands
     canary: CanaryLog | None = None  # the drift canary's readings (bench/canary.py)
 
 
-def _workload(cfg: BenchConfig) -> WorkloadBlock:
+def _workload(cfg: BenchConfig, settled: bool) -> WorkloadBlock:
     return WorkloadBlock(
         prompt_tokens=cfg.prompt_tokens,
         output_tokens=cfg.output_tokens,
@@ -283,7 +285,7 @@ def _workload(cfg: BenchConfig) -> WorkloadBlock:
             "api": cfg.api,
             "warmup_per_level": cfg.warmup,
             "force_length": cfg.force_length,
-            "settle_slots": cfg.settle_slots,
+            "settle_slots": settled,
             "extra_body": json.loads(cfg.extra_body_json) if cfg.extra_body_json else None,
             "headers": sorted(k for k, _ in cfg.headers) or None,  # names only: values may be keys
             "stall_factor": cfg.stall_factor,
@@ -324,6 +326,9 @@ def build_summary(state: RunState) -> RunSummary:
         warns.extend(w)
         if (drift := drift_warning(state.canary, runs, state.runs)) is not None:
             warns.append(drift)
+    if info is not None:  # what else carries state between levels (bench/settle.py)
+        dialect = next((lv.server.dialect for lv in levels if lv.server), None)
+        warns.append(carried_state(info.kind, dialect, state.settle_slot_count, cfg.settle_slots))
     summary = RunSummary(
         schema_version=SCHEMA_VERSION,
         tool=f"inferlab {__version__}",
@@ -337,7 +342,7 @@ def build_summary(state: RunState) -> RunSummary:
             model=state.model,
             models_answer=info.models_answer if info else None,
         ),
-        workload=_workload(cfg),
+        workload=_workload(cfg, state.settle_slot_count > 0),
         floor=floor_block(f) if (f := cfg.floor) else None,
         client_host={
             "python": sys.version.split()[0],
@@ -470,7 +475,7 @@ async def preflight(
     """Before anything is written, and before any request: every request within the
     server's context (where it states it); then the chat API for --turns, and one request
     that must answer with an OpenAI stream (--api chat: it also gives the template's tokens).
-    Returns the slots --settle-slots releases before each level (0 without it)."""
+    Returns the slots settled before each level (0: none; bench/settle.py)."""
     from inferlab.bench.server_limits import check_chat, check_stream
 
     w = cfg.load
@@ -480,10 +485,10 @@ async def preflight(
     first = await check_stream(session, endpoint)
     if endpoint.api == "chat" and w.conversation is None and first.prompt_tokens is not None:
         await _template_tokens(session, cfg, info, endpoint, first.prompt_tokens)
-    if not cfg.settle_slots:
+    if cfg.settle_slots is False or (cfg.settle_slots is None and info.kind != "llamacpp"):
         return 0
     props = await asyncio.to_thread(fetch_props, props_url(cfg.url), endpoint.headers(), 10.0)
-    return slot_count(info.kind, props, cfg.url)
+    return slot_count(info.kind, props, cfg.url, insist=cfg.settle_slots is True)
 
 
 async def _check_context(

@@ -170,7 +170,7 @@ class _Stream:
         self.reply = reply
         self.done = False
         self._usage_tokens = 0
-        self.streamed = 0  # sum(rec.event_tokens), kept as it grows: checked on every chunk
+        self.streamed = 0  # sum(rec.event_tokens), kept as it grows: checked on every event
         self.after_finish = 0  # events after the one that carried a finish_reason
 
     def past_forced_length(self, limit: int) -> bool:
@@ -275,10 +275,12 @@ async def _read_stream(
             return
         for data in events:
             st.handle(data, rx_ns - t0_ns)
-        if st.past_forced_length(limit):
-            # Leaving the response closes its connection: the endless stream ends here.
-            rec.error = st.cut_reason(limit)
-            return
+            # Checked per event, not per chunk: a chunk that carries a burst of events
+            # (a loaded machine reads several at once) is cut at the one that crosses.
+            if st.past_forced_length(limit):
+                # Leaving the response closes its connection: the endless stream ends here.
+                rec.error = st.cut_reason(limit)
+                return
     for data in parser.flush():
         st.handle(data, clock() - t0_ns)
     rec.malformed_events += parser.malformed_lines

@@ -1,5 +1,6 @@
 """What the demo prints about its predictions: the SLO it judges by, each level's
-prediction before the sweep, and predicted against measured after it."""
+prediction before the sweep, and predicted against measured after it, each quantity
+graded against the measurement's own interval (metrics/scoring.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from inferlab.units import fmt_duration
 
 if TYPE_CHECKING:
     from inferlab.slo.grammar import Slo
-    from inferlab.summary import Predicted, PredictedRange, RunSummary
+    from inferlab.summary import GradedQuantity, LevelSummary, Predicted, PredictedRange, RunSummary
 
 SLO_WHY = "150 ms per token ~ 7 tokens/s, reading speed; 2 s to the first token"
 
@@ -72,6 +73,60 @@ def comparison_lines(summary: RunSummary, source: str = ENGINE_ALONE) -> list[st
         "err = (predicted - measured) / measured:",
         *table,
     ]
+
+
+# The graded quantities as the demo shows them: name, key, unit, scale, format.
+GRADED = (
+    ("TTFT p50", "ttft_p50_s", "ms", 1e3, ".0f"),
+    ("TTFT p99", "ttft_p99_s", "ms", 1e3, ".0f"),
+    ("TPOT p50", "tpot_p50_s", "ms", 1e3, ".1f"),
+    ("goodput", "goodput_requests_per_s", "req/s", 1.0, ".2f"),
+)
+GRADE_RULE = (
+    "graded: a quantity counts as predicted when |pred - meas| <= max(target x meas, the "
+    "measured 95 % interval's half-width on the prediction's side): within_target, else "
+    "within_noise (inside the interval), else miss"
+)
+
+
+def _graded(lv: LevelSummary, key: str) -> GradedQuantity | None:
+    got = lv.predicted.graded if lv.predicted is not None else None
+    return next((g for g in got or () if g.quantity == key), None)
+
+
+def _grade_cell(g: GradedQuantity | None, k: float, fmt: str) -> str:
+    """The measured value, its interval where it has one, and the grade."""
+    if g is None or g.measured is None:
+        return "-" if g is None else g.grade
+    ci = "" if g.ci95 is None else f" [{g.ci95[0] * k:{fmt}}-{g.ci95[-1] * k:{fmt}}]"
+    return f"{g.measured * k:{fmt}}{ci} {g.grade}"
+
+
+def graded_lines(summary: RunSummary) -> list[str]:
+    """After the comparison table: per level, each quantity measured with its 95 % interval
+    and its grade; then per quantity how many levels were predicted and which missed."""
+    levels = [lv for lv in summary.levels if lv.predicted is not None and lv.predicted.graded]
+    if not levels:
+        return []
+    head = f"{'level':>10}  " + "  ".join(
+        f"{f'{n} {u} meas [95 %]':<30}" for n, _, u, _, _ in GRADED
+    )
+    lines = [GRADE_RULE, head.rstrip()]
+    for lv in levels:
+        cells = [f"{_grade_cell(_graded(lv, key), k, f):<30}" for _, key, _, k, f in GRADED]
+        lines.append(f"{lv.label:>10}  " + "  ".join(cells).rstrip())
+    counts, misses = [], []
+    for name, key, *_ in GRADED:
+        got = [(lv.label, g) for lv in levels if (g := _graded(lv, key)) is not None]
+        if not got:
+            continue
+        hit = sum(1 for _, g in got if g.grade != "miss")
+        noise = sum(1 for _, g in got if g.grade == "within_noise")
+        counts.append(f"{name} {hit} of {len(got)}" + (f" ({noise} within noise)" if noise else ""))
+        misses += [f"{label} {name}" for label, g in got if g.grade == "miss"]
+    tail = f"; missed: {', '.join(misses)}" if misses else ""
+    lines.append(f"predicted: {', '.join(counts)} levels{tail}")
+    return lines
 
 
 def hit_ratio_lines(summary: RunSummary) -> list[str]:

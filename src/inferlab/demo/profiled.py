@@ -146,12 +146,14 @@ def compared(
     searched: str | None,
 ) -> tuple[RunSummary, list[str]]:
     """The measured summary carrying its predictions (the profile's, else the engine
-    alone's), and the lines that compare them: the table, the prefix-cache hit ratios,
+    alone's), and the lines that compare them: the table, each quantity graded against the
+    measurement's own interval, the band, the prefix-cache hit ratios,
     the engine-alone table beside (what serving costs) and the max-load answer."""
     from inferlab.console.predict_text import (
         ENGINE_ALONE,
         PROFILED,
         comparison_lines,
+        graded_lines,
         hit_ratio_lines,
     )
     from inferlab.metrics.scoring import attach
@@ -160,6 +162,7 @@ def compared(
     primary = plan.preds if plan is not None else engine_preds
     kept = attach(summary, primary)
     lines = comparison_lines(kept, PROFILED if plan is not None else ENGINE_ALONE)
+    lines += graded_lines(kept)
     lines += band_lines(kept)
     lines += hit_ratio_lines(kept)
     if plan is not None and engine_preds:

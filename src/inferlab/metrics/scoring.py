@@ -13,8 +13,17 @@ that predicts or measures.
 - band: the lowest and highest of a quantity over the same level predicted at the
   machine's speed and at +- the profile's speed spread; a measurement is inside when it
   falls within them (the bounds' own rounding aside).
-- targets (issue 26): a shape's quantity counts as predicted when |error| is within its
-  target: TPOT p50 10 %, TTFT p50 15 %, TTFT p99 25 %, goodput 10 % (or both 0).
+- targets (issue 26): TPOT p50 10 %, TTFT p50 15 %, TTFT p99 25 %, goodput 10 % (or both 0).
+- grade (issue 39): a quantity counts as predicted when |predicted - measured| <=
+  max(target x measured, the measured 95 % interval's half-width on the prediction's
+  side): `within_target` when the target holds it, else `within_noise` when the interval
+  does, else `miss`. The half-width is the one on the error's side (high - measured for a
+  prediction above, measured - low below), not the larger of the two: a percentile's
+  interval is skewed (a p99's reaches far up, a TTFT's stops at the floor), and a
+  prediction below the measurement is not made plausible by how far the interval reaches
+  above it. So `within_noise` is exactly "inside the measured interval". A measurement
+  without an interval (goodput; a summary written before intervals) is graded by its
+  target alone.
 """
 
 from __future__ import annotations
@@ -23,8 +32,10 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from inferlab.jsonrecord import JsonRecord
+from inferlab.jsonrecord import JsonRecord, optional
 from inferlab.summary import (
+    Grade,
+    GradedQuantity,
     LevelSummary,
     Predicted,
     PredictedBand,
@@ -43,6 +54,13 @@ TARGETS: dict[str, float] = {
 }
 TIMINGS = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s")  # judged only where one side has them
 GOODPUT = "goodput_requests_per_s"  # judged unless 0 (or none) on both sides
+# The measured interval (summary's `uncertainty`, metrics/repeats.py) of each quantity.
+INTERVALS = {
+    "tpot_p50_s": "tpot_s.p50",
+    "ttft_p50_s": "ttft_s.p50",
+    "ttft_p99_s": "ttft_s.p99",
+    "tokens_per_s": "output_tokens_per_s_total",
+}
 
 
 def _rel(pred: float | None, meas: float | None) -> float | None:
@@ -79,26 +97,102 @@ def errors(pred: Predicted, measured: LevelSummary) -> PredictionErrors:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scored(JsonRecord):
     """One quantity of a held-out shape: predicted, measured, and the error between them
-    (0.0 when both are 0)."""
+    (0.0 when both are 0); where known, the measurement's 95 % interval and the grade."""
 
     predicted: float | None
     measured: float | None
     error: float | None
+    ci95: tuple[float, ...] | None = optional()
+    grade: Grade | None = optional()  # None: no target, or not judged (`judged`)
 
 
-def scored(pred: float | None, meas: float | None) -> Scored:
-    """The pair with its error; 0 on both sides is exact."""
+def measured_ci95(measured: LevelSummary, key: str) -> tuple[float, float] | None:
+    """The measured level's 95 % interval of a quantity (by its key here), if it has one."""
+    u, name = measured.uncertainty, INTERVALS.get(key)
+    iv = u.of(name) if u is not None and name is not None else None
+    return None if iv is None else (iv.ci95[0], iv.ci95[-1])
+
+
+def noise_half_width(
+    predicted: float | None, measured: float | None, ci95: Sequence[float] | None
+) -> float | None:
+    """The measured interval's half-width on the prediction's side: high - measured for a
+    prediction at or above the measurement, measured - low below it (None: no interval)."""
+    if ci95 is None or predicted is None or measured is None:
+        return None
+    return ci95[-1] - measured if predicted >= measured else measured - ci95[0]
+
+
+def grade(
+    predicted: float | None,
+    measured: float | None,
+    error: float | None,
+    ci95: Sequence[float] | None,
+    target: float,
+) -> Grade:
+    """within_target (|error| <= target), else within_noise (|predicted - measured| within
+    the interval's half-width on its side), else miss (also where a side is missing)."""
+    if error is not None and abs(error) <= target:
+        return "within_target"
+    width = noise_half_width(predicted, measured, ci95)
+    off = None if predicted is None or measured is None else abs(predicted - measured)
+    return "within_noise" if width is not None and off is not None and off <= width else "miss"
+
+
+def judged(key: str, predicted: float | None, measured: float | None) -> bool:
+    """Whether a target judges the pair: a timing either side has (a one-token reply has
+    no TPOT); goodput unless 0 (or none) on both sides."""
+    if key == GOODPUT:
+        return bool(predicted or measured)
+    return key in TARGETS and (predicted is not None or measured is not None)
+
+
+def scored(
+    pred: float | None,
+    meas: float | None,
+    ci95: Sequence[float] | None = None,
+    target: float | None = None,
+    key: str = "",
+) -> Scored:
+    """The pair with its error (0 on both sides is exact) and, with a target, its grade
+    where the target judges it."""
     exact = pred == 0 and meas == 0
-    return Scored(predicted=pred, measured=meas, error=0.0 if exact else _rel(pred, meas))
+    error = 0.0 if exact else _rel(pred, meas)
+    ci = None if ci95 is None else tuple(ci95)
+    g = (
+        grade(pred, meas, error, ci, target)
+        if target is not None and judged(key, pred, meas)
+        else None
+    )
+    return Scored(predicted=pred, measured=meas, error=error, ci95=ci, grade=g)
 
 
 def scored_quantities(pred: Predicted, measured: LevelSummary) -> dict[str, Scored]:
-    """Every quantity of `quantities`, scored, in its order."""
-    return {k: scored(p, m) for k, (p, m) in quantities(pred, measured).items()}
+    """Every quantity of `quantities`, scored (with the measured interval and, for a
+    target's quantity, the grade), in its order."""
+    return {
+        k: scored(p, m, measured_ci95(measured, k), TARGETS.get(k), k)
+        for k, (p, m) in quantities(pred, measured).items()
+    }
 
 
-def _off_target(s: Scored, target: float) -> bool:
-    return s.error is None or abs(s.error) > target
+def graded(pred: Predicted, measured: LevelSummary) -> tuple[GradedQuantity, ...]:
+    """Each target's quantity that the target judges, graded against the level measured."""
+    out = []
+    for k, s in scored_quantities(pred, measured).items():
+        if s.grade is not None:
+            out.append(
+                GradedQuantity(
+                    quantity=k,
+                    predicted=s.predicted,
+                    measured=s.measured,
+                    ci95=s.ci95,
+                    error=s.error,
+                    target=TARGETS[k],
+                    grade=s.grade,
+                )
+            )
+    return tuple(out)
 
 
 def target_name(key: str) -> str:
@@ -107,18 +201,15 @@ def target_name(key: str) -> str:
 
 
 def missed(scores: Mapping[str, Scored]) -> list[str]:
-    """The targets a shape missed, by `target_name`: a timing neither side has (a one-token
-    reply's TPOT) is not judged, nor goodput 0 (or none) on both sides."""
-    out = [
-        k
-        for k in TIMINGS
-        if (scores[k].predicted is not None or scores[k].measured is not None)
-        and _off_target(scores[k], TARGETS[k])
+    """The targets a shape missed, by `target_name`: graded a miss (from its numbers and
+    interval, so a row written before grades is graded the same way); a timing neither
+    side has, or goodput 0 (or none) on both sides, is not judged."""
+    return [
+        target_name(k)
+        for k in TARGETS
+        if judged(k, (s := scores[k]).predicted, s.measured)
+        and grade(s.predicted, s.measured, s.error, s.ci95, TARGETS[k]) == "miss"
     ]
-    g = scores[GOODPUT]
-    if (g.predicted or g.measured) and _off_target(g, TARGETS[GOODPUT]):
-        out.append(target_name(GOODPUT))
-    return out
 
 
 def as_close_as_repeat(pred_error: float, repeat_error: float) -> bool:
@@ -188,7 +279,10 @@ def with_prediction(measured: LevelSummary, pred: Predicted) -> LevelSummary:
     """The measured level carrying its prediction and the prediction's errors."""
     band = measured_band(pred.band, measured) if pred.band is not None else None
     return dataclasses.replace(
-        measured, predicted=dataclasses.replace(pred, errors=errors(pred, measured), band=band)
+        measured,
+        predicted=dataclasses.replace(
+            pred, errors=errors(pred, measured), band=band, graded=graded(pred, measured)
+        ),
     )
 
 

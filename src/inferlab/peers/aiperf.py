@@ -73,7 +73,7 @@ def _load(config: dict[str, Any] | None, n: int) -> tuple[str, LevelKind, float]
     return "as recorded", "concurrency", float(n)  # the file does not say
 
 
-def _sibling(path: Path) -> dict[str, Any]:
+def sibling(path: Path) -> dict[str, Any]:
     """The aggregate JSON AIPerf wrote beside the CSV/jsonl ({} when absent or unreadable):
     it holds the load, the version and the benchmark's duration."""
     beside = path.with_name(SIBLING)
@@ -96,7 +96,7 @@ def _version(data: dict[str, Any] | None) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _check_schema(path: Path, data: dict[str, Any]) -> None:
+def check_schema(path: Path, data: dict[str, Any]) -> None:
     """schema_version "1.x" is read; a later major version is refused, not guessed at."""
     v = data.get("schema_version")
     if v is not None and not str(v).startswith("1."):
@@ -166,7 +166,7 @@ def _aggregates(path: Path, data: dict[str, Any], config: dict[str, Any] | None)
 
 
 def read_json(path: Path, data: dict[str, object]) -> PeerRun:
-    _check_schema(path, data)
+    check_schema(path, data)
     config = _config(data)
     a = _aggregates(path, data, config)
     isl = _avg(data, "input_sequence_length")
@@ -227,7 +227,7 @@ def read_csv(path: Path, text: str) -> PeerRun:
     blocks = _csv_blocks(path, text)
     if "time_to_first_token" not in blocks:
         raise PeerFormatError(path, "missing row 'Time to First Token (ms)'")
-    beside = _sibling(path)
+    beside = sibling(path)
     config = _config(beside)
     a = _aggregates(path, blocks, config)
     isl = _avg(blocks, "input_sequence_length")
@@ -287,13 +287,21 @@ def _record(path: Path, i: int, line: dict[str, Any]) -> RequestRecord | None:
     n_out = _count(metrics, "usage_completion_tokens")
     if n_out is None:
         n_out = _count(metrics, "output_sequence_length")
-    return stream_record(i, "", start_ns, times, n_in, n_out)
+    rec = stream_record(i, "", start_ns, times, n_in, n_out)
+    rec.cached_prompt_tokens = _count(metrics, "usage_prompt_cache_read_tokens")
+    return rec
+
+
+def profiling_records(path: Path, lines: list[Any]) -> list[RequestRecord]:
+    """The profiling phase's requests (warm-up left out), on AIPerf's wall clock in ns;
+    `request_id` is the record's line in the file, from 0."""
+    return [r for i, line in enumerate(lines) if (r := _record(path, i, line)) is not None]
 
 
 def read_jsonl(path: Path, lines: list[Any]) -> PeerRun:
-    beside = _sibling(path)
+    beside = sibling(path)
     config = _config(beside)
-    records = [r for i, line in enumerate(lines) if (r := _record(path, i, line)) is not None]
+    records = profiling_records(path, lines)
     label, kind, value = _load(config, len(records))
     for r in records:
         r.level = label

@@ -10,21 +10,27 @@ stays None.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from inferlab.errors import InferlabError
 from inferlab.metrics.level_summary import summarize_level
+from inferlab.peers.repeat_records import ToolAggregate
 from inferlab.records import RequestRecord
 from inferlab.summary import LatencyStats, LevelSummary, PeerSource
 from inferlab.vocab import LevelKind
 
+if TYPE_CHECKING:
+    from inferlab.physics.floor import Floor
+
 ACCEPTED = (
     "vLLM `bench serve --save-result` JSON, AIPerf profile_export_aiperf.json / .csv / "
-    "profile_export.jsonl, guidellm benchmarks.json / .yaml (v2), SGLang bench_serving "
-    "JSONL, llama-bench / llama-batched-bench JSON(L), or an inferlab run folder"
+    "profile_export.jsonl (or a --num-profile-runs folder's aggregate JSON), guidellm "
+    "benchmarks.json / .yaml (v2), SGLang bench_serving JSONL, llama-bench / "
+    "llama-batched-bench JSON(L), or an inferlab run folder"
 )
 
 
@@ -51,8 +57,21 @@ class PeerLevel:
 
 
 @dataclass(frozen=True, slots=True)
+class PeerRepeat:
+    """One run of a tool's repeated benchmark (AIPerf `--num-profile-runs`), read as the
+    single-run reader reads it, and the tool's own figures for it."""
+
+    label: str  # the tool's name for the run: "run_0001"
+    level: PeerLevel  # records rebased to its own first send
+    first_send_ns: int  # that first send on the tool's clock: the runs on one timeline
+    as_written: LevelSummary | None = None  # the tool's own statistics of this run
+
+
+@dataclass(frozen=True, slots=True)
 class PeerRun:
-    """A whole peer file, read."""
+    """A whole peer file, read. A repeated benchmark also holds each run (`repeats`) and
+    the tool's own interval over them; its one level is then their combination
+    (peers/repeats.py)."""
 
     tool: str
     version: str | None
@@ -61,6 +80,51 @@ class PeerRun:
     levels: tuple[PeerLevel, ...]
     command: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    repeats: tuple[PeerRepeat, ...] = ()
+    tool_aggregate: ToolAggregate | None = None
+
+
+MAX_BYTES = 1 << 30  # a peer's file this large is no benchmark result
+
+
+def file_text(path: Path) -> str:
+    """The file as text; refused in one line when unreadable, too large, binary or empty."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise PeerFormatError(path, "over 1 GiB: not a benchmark result")
+        raw = path.read_bytes()
+    except OSError as e:
+        raise PeerFormatError(path, f"cannot be read ({e.strerror or e})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise PeerFormatError(path, "not UTF-8 text (a binary file?)") from None
+    if not text.strip():
+        raise PeerFormatError(path, "empty")
+    return text
+
+
+def json_lines(path: Path, text: str) -> list[object] | None:
+    """Every non-blank line as JSON, or None when the first line is not JSON."""
+    rows: list[object] = []
+    for i, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            if not rows:
+                return None
+            raise PeerFormatError(path, f"line {i + 1} is not JSON (cut short?)") from None
+    return rows
+
+
+def prefill_floor_s(f: Floor, prompt_tokens: float) -> float | None:
+    """prompt tokens x 2 x parameters / FLOP/s: no prefill of this prompt is faster."""
+    flops = f.peak_flops_per_s
+    if flops <= 0 or prompt_tokens < 1:
+        return None
+    return f.cost.prefill_flops(round(prompt_tokens)) / flops
 
 
 class Doc:

@@ -10,26 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from inferlab.peers import aiperf, guidellm, llamacpp, sglang, vllm
-from inferlab.peers.common import PeerFormatError, PeerRun
-
-MAX_BYTES = 1 << 30  # a peer's file this large is no benchmark result
-
-
-def _text(path: Path) -> str:
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise PeerFormatError(path, "over 1 GiB: not a benchmark result")
-        raw = path.read_bytes()
-    except OSError as e:
-        raise PeerFormatError(path, f"cannot be read ({e.strerror or e})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise PeerFormatError(path, "not UTF-8 text (a binary file?)") from None
-    if not text.strip():
-        raise PeerFormatError(path, "empty")
-    return text
+from inferlab.peers import aiperf, aiperf_runs, guidellm, llamacpp, sglang, vllm
+from inferlab.peers.common import PeerFormatError, PeerRun, file_text, json_lines
 
 
 def _keys(data: object) -> str:
@@ -40,6 +22,8 @@ def _keys(data: object) -> str:
 
 
 def _one_document(path: Path, data: object, text: str) -> PeerRun:
+    if aiperf_runs.looks_like_aggregate(data):  # before a record: it holds metadata, metrics
+        return aiperf_runs.read_aggregate(path, data)
     if isinstance(data, dict) and (aiperf.looks_like_record(data) or "pl" in data):
         return _json_lines(path, [data], text)  # JSON Lines of one line
     if isinstance(data, dict) and "n_gen" in data:
@@ -57,21 +41,6 @@ def _one_document(path: Path, data: object, text: str) -> PeerRun:
     if llamacpp.looks_bench(data):
         return llamacpp.read_bench(path, text)
     raise PeerFormatError(path, f"not a result this reads: {_keys(data)}")
-
-
-def _lines(path: Path, text: str) -> list[object] | None:
-    """Every non-blank line as JSON, or None when the first line is not JSON."""
-    rows: list[object] = []
-    for i, line in enumerate(text.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
-            if not rows:
-                return None
-            raise PeerFormatError(path, f"line {i + 1} is not JSON (cut short?)") from None
-    return rows
 
 
 def _json_lines(path: Path, rows: list[object], text: str) -> PeerRun:
@@ -99,7 +68,7 @@ def _json_error(path: Path, e: json.JSONDecodeError) -> PeerFormatError:
 
 def read_peer(path: Path) -> PeerRun:
     """The file as a PeerRun, whichever tool wrote it; PeerFormatError when none did."""
-    text = _text(path)
+    text = file_text(path)
     if aiperf.looks_like_csv(text):
         return aiperf.read_csv(path, text)
     stripped = text.lstrip()
@@ -107,7 +76,7 @@ def read_peer(path: Path) -> PeerRun:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            rows = _lines(path, text) if stripped[:1] == "{" else None
+            rows = json_lines(path, text) if stripped[:1] == "{" else None
             if not rows or len(rows) < 2:
                 raise _json_error(path, e) from None
             return _json_lines(path, rows, text)

@@ -15,7 +15,9 @@ from typing import Any
 
 from inferlab.metrics.checks import check_level
 from inferlab.metrics.compare import compare_at
-from inferlab.peers.common import PeerLevel, PeerRun
+from inferlab.peers.common import PeerLevel, PeerRun, prefill_floor_s
+from inferlab.peers.repeat_records import RepeatsBlock
+from inferlab.peers.repeats import combine
 from inferlab.physics.decode import decode_point
 from inferlab.physics.floor import Floor, floor_block
 from inferlab.records import RequestRecord
@@ -59,14 +61,6 @@ def batch_of(lv: PeerLevel) -> tuple[float | None, str]:
         little = s.requests_ok / s.window_s * s.e2e_s.mean
         return little, "Little's law: the tool's request rate x its mean E2E"
     return None, "unknown: the file states no concurrency and no per-request times"
-
-
-def prefill_floor_s(f: Floor, prompt_tokens: float) -> float | None:
-    """prompt tokens x 2 x parameters / FLOP/s: no prefill of this prompt is faster."""
-    flops = f.peak_flops_per_s
-    if flops <= 0 or prompt_tokens < 1:
-        return None
-    return f.cost.prefill_flops(round(prompt_tokens)) / flops
 
 
 def _below_floor(lv: PeerLevel, f: Floor) -> tuple[list[float], int]:
@@ -205,17 +199,37 @@ def judge_level(lv: PeerLevel, f: Floor | None, slo: Slo | None) -> LevelSummary
     return dataclasses.replace(s, rest={**s.rest, "slo_on_percentiles": slo_on_percentiles(s, slo)})
 
 
+def repeat_warnings(block: RepeatsBlock, label: str) -> list[RunWarning]:
+    """One warning per run that is not the same measurement as the first, with why."""
+    out = []
+    for r in block.runs:
+        if r.verdict == "same_measurement":
+            continue
+        msg = f"{r.label}: {r.reason}; left out of the combined level, reported apart"
+        if r.label in block.kept:
+            msg = f"{r.label}: {r.reason}; pooled all the same (every run was flagged)"
+        out.append(RunWarning(f"repeat_{r.verdict}", label, "warning", msg))
+    return out
+
+
 def _mean(levels: tuple[PeerLevel, ...], attr: str) -> int:
     xs = [v for lv in levels if (v := getattr(lv, attr)) is not None]
     return round(sum(xs) / len(xs)) if xs else 0
 
 
 def summarise(run: PeerRun, f: Floor | None = None, slo: Slo | None = None) -> RunSummary:
-    """The peer's run in inferlab's schema, judged against the floor and the SLO given."""
+    """The peer's run in inferlab's schema, judged against the floor and the SLO given;
+    a repeated benchmark's runs combined with that floor (peers/repeats.py), each run that
+    is not the same measurement named."""
+    run, repeats = combine(run, f)
     levels = tuple(judge_level(lv, f, slo) for lv in run.levels)
     warns = [w for lv in run.levels for w in level_warnings(lv, f)]
     warns += [RunWarning("tool_count_differs", "run", "info", n) for n in run.notes]
+    warns += repeat_warnings(repeats, run.levels[0].summary.label) if repeats else []
     batches = {lv.summary.label: batch_of(lv)[1] for lv in run.levels}
+    extra: dict[str, object] = {"peer_file": str(run.path), "floor_batch_from": batches}
+    if repeats is not None:
+        extra["peer_repeats"] = repeats.to_json()
     return RunSummary(
         schema_version=SCHEMA_VERSION,
         tool=run.tool,
@@ -230,7 +244,7 @@ def summarise(run: PeerRun, f: Floor | None = None, slo: Slo | None = None) -> R
             requests_per_level=max((lv.summary.requests_measured for lv in run.levels), default=0),
         ),
         floor=floor_block(f) if f is not None else None,
-        extra={"peer_file": str(run.path), "floor_batch_from": batches},
+        extra=extra,
         levels=levels,
         warnings=tuple(warns),
     )

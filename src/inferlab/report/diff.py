@@ -184,7 +184,7 @@ def render_diff_html(
 ) -> Path:
     """One self-contained page: the diff, the verdicts (B against A, beyond noise?) where
     both runs had records, then each run's full sweep table (every column)."""
-    from inferlab.report.html import CSS
+    from inferlab.report.html import CSS, peer_section
 
     notes = "".join(f"<li>{html.escape(x)}</li>" for x in one_side_lines(d))
     judged = "" if verdicts is None else f"<h2>B against A, beyond noise?</h2>{_table(*verdicts)}"
@@ -194,8 +194,8 @@ def render_diff_html(
 <h1>A: {html.escape(d.name_a)} &nbsp; B: {html.escape(d.name_b)}</h1>
 <h2>Level by level</h2>{_table(*diff_rows(d))}
 <ul>{notes}</ul>{judged}
-<h2>A: {html.escape(d.name_a)}</h2>{_table(*sweep_rows(a))}
-<h2>B: {html.escape(d.name_b)}</h2>{_table(*sweep_rows(b))}
+<h2>A: {html.escape(d.name_a)}</h2>{_table(*sweep_rows(a))}{peer_section(a)}
+<h2>B: {html.escape(d.name_b)}</h2>{_table(*sweep_rows(b))}{peer_section(b)}
 </body></html>"""
     path.write_text(doc, encoding="utf-8")
     return path

@@ -120,6 +120,26 @@ def _predicted_section(summary: RunSummary, out_dir: Path) -> str:
     )
 
 
+def peer_section(summary: RunSummary) -> str:
+    """A peer's repeated benchmark (AIPerf --num-profile-runs): each run with its verdict,
+    then inferlab's intervals beside the tool's (report/repeat_text.py); "" otherwise."""
+    from inferlab.report.repeat_text import interval_table, repeat_notes, repeats_of, run_table
+
+    block = repeats_of(summary)
+    if block is None or not summary.levels:
+        return ""
+    why = "".join(
+        f"<li>{html.escape(r.label)}: {html.escape(r.reason)}</li>" for r in block.runs if r.reason
+    )
+    notes = "".join(f"<p>{html.escape(x)}</p>" for x in repeat_notes(summary, block))
+    return (
+        f"<h3>Its {len(block.runs)} runs, each read from its own records</h3>"
+        f"{_table(*run_table(block))}<ul>{why}</ul>"
+        "<h3>95 % intervals: inferlab's (bootstrap over the records) beside the tool's</h3>"
+        f"{_table(*interval_table(summary, block))}{notes}"
+    )
+
+
 def render_html(
     summary: RunSummary, out_dir: Path, reading: list[str], facts: list[tuple[str, str]]
 ) -> Path:

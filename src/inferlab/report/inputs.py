@@ -68,8 +68,14 @@ def read_input(d: Path, floor: Floor | None, slo: Slo | None) -> Read:
     return f"{d.name} ({peer.tool})", summarise(peer, floor, slo), d, peer.tool
 
 
-# What a peer tool leaves in its output folder, the per-request file first.
-PEER_FILES = ("profile_export.jsonl", "profile_export_aiperf.json", "benchmarks.json")
+# What a peer tool leaves in its output folder: AIPerf's --num-profile-runs aggregate (it
+# reads every run), then the per-request file first.
+PEER_FILES = (
+    "aggregate/profile_export_aiperf_aggregate.json",
+    "profile_export.jsonl",
+    "profile_export_aiperf.json",
+    "benchmarks.json",
+)
 
 
 def peer_file_in(d: Path) -> Path:

@@ -22,6 +22,10 @@ ONE_REPEAT = (
     "intervals from one repeat cover request-to-request variation only, not the machine's "
     "drift between runs (bench --repeat 3 for that)"
 )
+ONE_PEER_RUN = (
+    "intervals from one run cover request-to-request variation only, not the machine's "
+    "drift between runs"
+)
 NONE_KEPT = "no intervals: this summary predates them (bench --repeat N gives them)"
 
 
@@ -58,9 +62,11 @@ def interval_lines(summary: RunSummary) -> list[str]:
         measured = not summary.simulated and not any(lv.source for lv in summary.levels)
         return [NONE_KEPT] if measured and summary.levels else []
     out = [RULE]
+    peer = next((lv.source.tool for lv in summary.levels if lv.source is not None), None)
     if any(not u.covers_drift for u in made):
-        out.append(ONE_REPEAT)
+        out.append(ONE_REPEAT if peer is None else ONE_PEER_RUN)
     else:
         n = max(u.repeats for u in made)
-        out.append(f"{n} repeats per level, interleaved: the intervals cover drift between runs")
+        how = "interleaved" if peer is None else f"{peer}'s runs, back to back"
+        out.append(f"{n} repeats per level, {how}: the intervals cover drift between runs")
     return out

@@ -1,11 +1,13 @@
 """The sentences under a peer's file (vLLM, AIPerf, guidellm, ...): where each level came
-from, whether its figures were recomputed here or taken as the tool wrote them, the floor
-at the batch it ran and MBU with its basis, and an SLO judged on percentiles."""
+from, whether its figures were recomputed here or taken as the tool wrote them, a repeated
+benchmark's runs and intervals (report/repeat_text.py), the floor at the batch it ran and
+MBU with its basis, and an SLO judged on percentiles."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from inferlab.report.repeat_text import repeat_lines
 from inferlab.summary import LevelSummary, RunSummary
 
 
@@ -86,7 +88,7 @@ def _slo_on_percentiles(lv: LevelSummary) -> list[str]:
 
 def peer_lines(s: RunSummary) -> list[str]:
     """The lines printed under the sweep table of a peer's file."""
-    out = [x for x in [_source_line(s)] if x]
+    out = [x for x in [_source_line(s)] if x] + repeat_lines(s)
     batch_from = s.extra.get("floor_batch_from") or {}
     for lv in s.levels:
         if (line := _as_written(lv, s.tool)) is not None:

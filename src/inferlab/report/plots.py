@@ -48,25 +48,70 @@ def _series_kind(lv: LevelSummary) -> str:
     return "trace" if lv.label == "trace" else lv.kind
 
 
+def interval_bars(
+    levels: list[LevelSummary], quantity: str, scale: float
+) -> tuple[list[int], list[float], list[float]]:
+    """Of `levels`, the indices of those with a 95 % interval of `quantity` (summary's
+    `uncertainty`), and how far each reaches below and above the value, x `scale`. A level
+    without one (a summary written before intervals) gets no bar."""
+    index, below, above = [], [], []
+    for i, lv in enumerate(levels):
+        iv = lv.uncertainty.of(quantity) if lv.uncertainty is not None else None
+        if iv is not None:
+            index.append(i)
+            below.append((iv.value - iv.ci95[0]) * scale)
+            above.append((iv.ci95[-1] - iv.value) * scale)
+    return index, below, above
+
+
+def _draw_bars(ax: Axes, xs: list[float], ys: list[float], lvs: list[LevelSummary]) -> None:
+    """Each point's interval: TPOT p50's across, throughput's (with repeats) up and down."""
+    color = ax.lines[-1].get_color()
+    # the quantities as metrics/repeats.py names them
+    for quantity, scale, across in (
+        ("tpot_s.p50", 1e3, True),
+        ("output_tokens_per_s_total", 1.0, False),
+    ):
+        idx, below, above = interval_bars(lvs, quantity, scale)
+        if not idx:
+            continue
+        bars = [below, above]
+        x, y = [xs[i] for i in idx], [ys[i] for i in idx]
+        ax.errorbar(
+            x,
+            y,
+            xerr=bars if across else None,
+            yerr=None if across else bars,
+            fmt="none",
+            ecolor=color,
+            elinewidth=1,
+            capsize=3,
+        )
+
+
 def throughput_vs_tpot(
     summary: RunSummary, predicted: list[tuple[int, float, float]], path: Path
 ) -> Path:
-    """Aggregate tok/s against per-user time per token; `predicted` = (batch, step_s, tok/s)."""
+    """Aggregate tok/s against per-user time per token; `predicted` = (batch, step_s, tok/s).
+    A point with a 95 % interval carries it as an error bar (none on older summaries)."""
     _agg()
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for kind, style, name in SERIES:  # closed loops, open loops and traces are not one sweep
-        pts = [
-            (lv.tpot_s.p50, lv.output_tokens_per_s_total, lv.label)
+        lvs = [
+            lv
             for lv in sorted(summary.levels, key=lambda lv: lv.value)  # a search: unsorted
             if lv.tpot_s.p50 and _series_kind(lv) == kind
         ]
-        if not pts:
+        if not lvs:
             continue
-        ax.plot([p[0] * 1e3 for p in pts], [p[1] for p in pts], style, label=name)
-        for x, y, lab in pts:
-            ax.annotate(lab, (x * 1e3, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        xs = [(lv.tpot_s.p50 or 0.0) * 1e3 for lv in lvs]
+        ys = [lv.output_tokens_per_s_total for lv in lvs]
+        ax.plot(xs, ys, style, label=name)
+        _draw_bars(ax, xs, ys, lvs)
+        for x, y, lv in zip(xs, ys, lvs, strict=True):
+            ax.annotate(lv.label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
     if predicted:
         ax.plot(
             [s * 1e3 for _, s, _ in predicted],

@@ -23,6 +23,9 @@ Scenario = Callable[[Stream], Awaitable[web.StreamResponse]]
 # "endless" keeps streaming past max_tokens with no finish_reason and no [DONE]; it stops
 # only when the client hangs up (or after this many tokens, so no test can hang on it).
 ENDLESS_CAP_TOKENS = 100_000
+# "endless-burst" does the same in bursts: this many one-token events in one write, as a
+# loaded machine's reader finds them in one chunk; the client must cut at the crossing one.
+BURST_EVENTS = 64
 STALL_S = 30.0  # "stall" sends 5 tokens, then nothing for this long, then hangs up
 MISBEHAVE_AT = 5  # the token index at which error-mid-stream, drop and stall misbehave
 
@@ -121,6 +124,17 @@ async def endless(s: Stream) -> web.StreamResponse:
     return s.resp
 
 
+async def endless_burst(s: Stream) -> web.StreamResponse:
+    """As endless, BURST_EVENTS one-token events per write: a chunk past any cut point."""
+    await s.open()
+    burst = s.chunk(" tok") * BURST_EVENTS
+    with contextlib.suppress(ConnectionError):
+        for j in range(ENDLESS_CAP_TOKENS // BURST_EVENTS):
+            await sleep_until(s.t_recv_s + s.script.ttft_s + j * s.script.tpot_s)
+            await s.resp.write(burst)
+    return s.resp
+
+
 async def stall(s: Stream) -> web.StreamResponse:
     """5 tokens, then silent with the connection open for STALL_S, then hang up."""
     await s.open()
@@ -143,6 +157,7 @@ SCENARIOS: dict[str, Scenario] = {
     "split-utf8": split_utf8,
     "over-max": over_max,
     "endless": endless,
+    "endless-burst": endless_burst,
     "stall": stall,
     **SLO_SCENARIOS,  # crowded-K, slo-mix, reasoning (fake_slo.py)
 }

@@ -108,10 +108,13 @@ def add_parser_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--settle-slots",
-        action="store_true",
-        help="llama-server only: before each level, one 1-token request pinned to each slot, "
-        "highest id first, so every level starts from the slot order of an idle server "
-        "(the order the simulator predicts from) instead of the one the level before left",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="llama-server: before each level and repeat, one 1-token request pinned to each "
+        "slot, highest id first, so each starts from an idle server's slot order (the one the "
+        "simulator predicts from), not the one the level before left. On by default where the "
+        "server is llama-server and states its slots; --settle-slots refuses any other "
+        "server; --no-settle-slots: never",
     )
     m = p.add_argument_group("the server's own metrics (Prometheus /metrics)")
     m.add_argument("--metrics-url", help="where /metrics is (default: the server root's)")
