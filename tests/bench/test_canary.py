@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -40,9 +41,10 @@ from tests.fakeslots import slot_tasks
 
 DATA = Path(__file__).parents[1] / "data"
 
-# Every step 40 ms whatever it holds: the canary's TPOT is the step time, 52 ms once slow.
+# Every step 100 ms whatever it holds: the canary's TPOT is the step time, 130 ms once slow
+# (long steps: a busy test machine's few ms of scheduling delay stay well inside 5 %).
 STEADY = StepScript(
-    base_s=0.04,
+    base_s=0.1,
     per_decode_s=0.0,
     per_context_token_s=0.0,
     per_prompt_token_s=0.0,
@@ -78,9 +80,11 @@ def test_a_machine_that_slows_halfway_drifts_the_levels_after_it(tmp_path: Path)
         tasks = slot_tasks(url)
     s = read_summary(res.summary_path)  # what summary.json says, read back
     drift = {w.level: w.message for w in s.warnings if w.code == "machine_drift"}
-    assert sorted(drift) == ["c=2", "c=3", "c=4"]  # none before the slowdown
+    assert sorted(drift) == ["c=2", "c=3", "c=4"], s.canary  # none before the slowdown
     assert "while this level ran" in drift["c=2"]  # slowed between its two canaries
-    assert "at rest at the start (+3" in drift["c=3"]  # slow before and after: vs the rest
+    assert "at rest at the start (+" in drift["c=3"]  # slow before and after: vs the rest
+    moved = re.search(r"at the start \(\+(\d+) %\)", drift["c=4"])
+    assert moved is not None and 25 <= int(moved.group(1)) <= 35  # the script's 30 %
     c = s.canary
     assert c is not None and c.slot == 0 and c.output_tokens == 16
     assert c.prompt == CANARY_PROMPT
@@ -88,24 +92,16 @@ def test_a_machine_that_slows_halfway_drifts_the_levels_after_it(tmp_path: Path)
     assert [r.before for r in c.readings] == ["c=1"] * 3 + ["c=2", "c=3", "c=4", None]
     assert [r.at_s for r in c.readings] == sorted(r.at_s for r in c.readings)
     rest = c.rest_tpot_ms
-    assert rest is not None and 40.0 <= rest < 46.0  # a 40 ms step, and the client's read
+    assert rest is not None and 95.0 <= rest < 110.0  # a 100 ms step, as the client read it
     tpot = [r.tpot_ms or 0.0 for r in c.readings]
     assert all(abs(t / rest - 1) < 0.05 for t in tpot[:4])  # at rest and after c=1
     assert all(t / rest > 1.2 for t in tpot[4:])  # 30 % slower steps from c=2 on
     assert c.drift_threshold == pytest.approx(drift_threshold(c.rest_spread))
     assert tasks[0] == 24  # slot 0 served the last canary (the 24th request), as every one
-
-
-@pytest.mark.slow
-def test_a_steady_machine_keeps_a_level_steady(tmp_path: Path) -> None:
-    with running_fake_steps(STEADY) as url:
-        res = _run(url, tmp_path)
-    assert not [w for w in res.summary.warnings if w.code == "machine_drift"]
     if read_cpu_ticks() is not None:  # Linux: each level's steal time beside its client CPU
-        for lv in res.summary.levels:
+        for lv in s.levels:
             assert lv.host is not None and 0.0 <= lv.host.cpu_steal_fraction <= 1.0
-    line = canary_lines(res.summary)[1]
-    assert line == "machine_drift: no level ran while the canary moved beyond its noise"
+    assert canary_lines(s)[1] == "machine_drift: c=2, c=3, c=4 (the warnings say by how much)"
 
 
 @pytest.mark.parametrize(

@@ -116,6 +116,7 @@ class StepEngine:
         self.last_task = [-1] * script.slots  # /slots' id_task: the last task a slot took
         self.wake = asyncio.Event()
         self.speed = 1.0  # step time x this (1 + slower_by once slower_after requests came)
+        self.due: float | None = None  # when the step running ends (None: idle)
 
     def _admit(self) -> list[_Req]:
         """The waiting requests that get a slot now (the rest keep waiting, in order)."""
@@ -161,14 +162,18 @@ class StepEngine:
             self.running = [r for r in self.running if not r.gone]
             if not self.waiting and not self.running:
                 self.wake.clear()
+                self.due = None
                 await self.wake.wait()
                 continue
-            t0 = time.perf_counter()
+            # A busy engine's step starts when the last one was due, not when this process
+            # woke up: the test machine's scheduling delays do not add up step after step,
+            # so a run of steps lasts what the script says (the tests' drift is scripted).
+            t0 = time.perf_counter() if self.due is None else self.due
             admit = self._admit()
             ctx = [len(r.words) + r.made for r in self.running]
             chunks = [(len(r.words) - r.cached, r.cached) for r in admit]
-            due = t0 + self.s.step_s(ctx, chunks, *self._ubatches(admit)) * self.speed
-            await asyncio.sleep(max(due - time.perf_counter(), 0.0))
+            self.due = t0 + self.s.step_s(ctx, chunks, *self._ubatches(admit)) * self.speed
+            await asyncio.sleep(max(self.due - time.perf_counter(), 0.0))
             for r in admit:
                 r.prompt_s = time.perf_counter() - t0
             for r in [*self.running, *admit]:
