@@ -109,9 +109,9 @@ class VllmScheduler(BatchScheduler):
                 self.pool.cache(r, r.prefilled + n)
         if not preempted:
             left = budget - sum(n for _, n, _ in chunks)
-            chunks += self._admit(waiting, running, left, pending, eligible)
+            chunks += self._admit_waiting(waiting, running, left, pending, eligible)
         elif not running.requests:  # nothing left to run: the next step admits at once
-            chunks = self._admit(waiting, running, self.budget, 0, eligible)
+            chunks = self._admit_waiting(waiting, running, self.budget, 0, eligible)
         if not running.requests:
             return None
         if not chunks:
@@ -174,7 +174,7 @@ class VllmScheduler(BatchScheduler):
         self.preemptions += 1
         waiting.appendleft(victim)
 
-    def _admit(
+    def _admit_waiting(
         self,
         waiting: deque[SimRequest],
         running: Running,
