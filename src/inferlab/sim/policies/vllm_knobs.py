@@ -128,18 +128,33 @@ class VllmKnobs:
             )
 
     @classmethod
+    def given(cls, values: tuple[tuple[str, int], ...]) -> VllmKnobs:
+        """The knobs given, (attr, value) with 0/1 for off/on; defaults for the rest."""
+        v, d = dict(values), cls()
+        return cls(
+            max_num_batched_tokens=v.get("max_num_batched_tokens", d.max_num_batched_tokens),
+            max_num_seqs=v.get("max_num_seqs", d.max_num_seqs),
+            block_size=v.get("block_size", d.block_size),
+            num_gpu_blocks=v.get("num_gpu_blocks", d.num_gpu_blocks),
+            long_prefill_token_threshold=v.get(
+                "long_prefill_token_threshold", d.long_prefill_token_threshold
+            ),
+            enable_chunked_prefill=bool(v.get("enable_chunked_prefill", 1)),
+            enable_prefix_caching=bool(v.get("enable_prefix_caching", 1)),
+        )
+
+    @classmethod
     def of(cls, policy: Policy) -> VllmKnobs:
         """The knobs a Policy made by `policy` carries (defaults where it has none)."""
-        extra = dict(policy.knobs)
         tokens = policy.kv_capacity_tokens
-        return cls(
-            max_num_batched_tokens=policy.chunk_tokens or DEFAULT_BUDGET,
-            max_num_seqs=policy.max_batch,
-            block_size=policy.block_tokens,
-            num_gpu_blocks=None if tokens is None else tokens // policy.block_tokens + 1,
-            long_prefill_token_threshold=extra.get("long_prefill_token_threshold", 0),
-            enable_chunked_prefill=bool(extra.get("enable_chunked_prefill", 1)),
-            enable_prefix_caching=bool(extra.get("enable_prefix_caching", 1)),
+        blocks = None if tokens is None else tokens // policy.block_tokens + 1
+        common = (
+            ("max_num_batched_tokens", policy.chunk_tokens or DEFAULT_BUDGET),
+            ("max_num_seqs", policy.max_batch),
+            ("block_size", policy.block_tokens),
+        )
+        return cls.given(
+            (*common, *policy.knobs, *((("num_gpu_blocks", blocks),) if blocks else ()))
         )
 
     def policy(self, kv_capacity_tokens: int | None = None) -> Policy:
