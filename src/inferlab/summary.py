@@ -275,6 +275,14 @@ class Predicted(JsonRecord):
     # cached / prompt tokens the simulated prefix cache served (prompts sharing a prefix)
     prefix_hit_ratio: float | None = optional()
     band: PredictedBand | None = optional()  # a served profile's: at its speed spread
+    # the simulated scheduler's preemptions (vLLM's: KV blocks ran out), to set beside the
+    # server's own count (server.preemptions); absent: none
+    preemptions: Count | None = optional()
+
+    @property
+    def preempted(self) -> int:
+        """Preemptions predicted (0 when the block has none)."""
+        return self.preemptions or 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
