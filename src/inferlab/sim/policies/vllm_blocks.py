@@ -76,22 +76,28 @@ class VllmBlockPool:
             hits += 1
         return hits, held
 
-    def _hold(self, key: int) -> None:
-        """One more request holds the block of `key` (from the free queue, or shared)."""
-        refs = self.refs
-        if key in refs:
-            refs[key] += 1
-            self.kv.used_blocks -= 1  # shared: it is in memory once
-        else:
-            self.free.pop(key, None)
-            refs[key] = 1
+    def _hold(self, keys: list[int]) -> None:
+        """One more request holds the blocks of `keys`: each leaves the free queue, or is
+        shared (one block in memory, taken off the KV count). Inlined: it runs for every
+        block of every request."""
+        refs, free = self.refs, self.free
+        shared = 0
+        for key in keys:
+            n = refs.get(key)
+            if n:
+                refs[key] = n + 1
+                shared += 1
+            else:
+                if key in free:
+                    del free[key]
+                refs[key] = 1
+        self.kv.used_blocks -= shared
 
     def take(self, r: SimRequest, hits: int) -> None:
         """`r` holds its chain's first `hits` blocks (it is admitted with them)."""
         if r.prompt is None:
             return
-        for key in self._chain(r)[:hits]:
-            self._hold(key)
+        self._hold(self._chain(r)[:hits])
         self._taken[r.id] = hits
 
     def cache(self, r: SimRequest, tokens: int) -> None:
@@ -102,9 +108,8 @@ class VllmBlockPool:
             return
         keys = self._chain(r)
         upto = min(len(keys), tokens // self.block_tokens)
-        for key in keys[taken:upto]:
-            self._hold(key)
         if upto > taken:
+            self._hold(keys[taken:upto])
             self._taken[r.id] = upto
 
     def release(self, r: SimRequest, tokens: int, done: bool) -> None:
@@ -116,14 +121,16 @@ class VllmBlockPool:
         taken = self._taken.pop(r.id, 0)
         keys = self._chain(r) if taken else ()
         refs, free = self.refs, self.free
+        shared = 0
         for key in reversed(keys[:taken]):
             left = refs[key] - 1
             if left:
                 refs[key] = left
-                self.kv.used_blocks += 1
+                shared += 1
             else:
                 del refs[key]
                 free[key] = None
+        self.kv.used_blocks += shared
         if done:
             self._keys.pop(r.id, None)
         self.trim()
