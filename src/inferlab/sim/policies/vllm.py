@@ -118,11 +118,10 @@ class VllmScheduler(BatchScheduler):
             return DECODE_ONLY
         return Batch(tuple((r, n) for r, n, _ in chunks), True)
 
-    def _cap(self, n: int, budget: int, eligible: int) -> int:
-        """A request's tokens this step: long_prefill_token_threshold, then the budget."""
-        if eligible > 1 and 0 < self.threshold < n:
-            n = self.threshold
-        return min(n, budget)
+    def _limit(self, n: int, eligible: int) -> int:
+        """`n` tokens capped by long_prefill_token_threshold (when set, and more than one
+        request is there to starve)."""
+        return self.threshold if eligible > 1 and 0 < self.threshold < n else n
 
     def _running_chunks(self, running: Running, budget: int, eligible: int) -> list[Chunk]:
         """The prompts still prefilling, in running order, within the budget the decoders
@@ -132,7 +131,7 @@ class VllmScheduler(BatchScheduler):
         for r in running.prefilling.values():
             if budget <= 0:
                 break
-            n = self._cap(r.prefill_target - r.prefilled, budget, eligible)
+            n = min(self._limit(r.prefill_target - r.prefilled, eligible), budget)
             out.append((r, n, blocks_for(r.prefilled + n) - r.blocks))
             budget -= n
         return out
@@ -192,10 +191,10 @@ class VllmScheduler(BatchScheduler):
             self._check(r, kv.block_tokens, cap)
             hits, held = pool.lookup(r, pending) if pool is not None else (0, 0)
             cached = hits * kv.block_tokens
-            n = tokens - cached
+            n = self._limit(tokens - cached, eligible)
             if not self.chunked and n > budget:
                 break
-            n = self._cap(n, budget, eligible)
+            n = min(n, budget)
             if cap is not None and kv.used_blocks + pending + kv.blocks_for(tokens) - held > cap:
                 break
             waiting.popleft()
