@@ -15,7 +15,7 @@ single_type_kv_cache_manager.py; sim/policies/vllm.py names the release):
   (kv_cache_manager.py 612-616): a request admitted later in the same step hits them;
 - a request that leaves frees its blocks tail first (single_type_kv_cache_manager.py
   589); a cached block nobody holds joins the end of the free queue (block_pool.py
-  797-803) and stays cached until the queue's head reaches it: a new block takes the
+  774-803) and stays cached until the queue's head reaches it: a new block takes the
   free blocks that hold nothing first, then evicts the least recently freed
   (block_pool.py 681-689).
 
@@ -23,6 +23,10 @@ The KV block count (sim/kv.py, kept per request by sim/running.py) stays the blo
 memory: the pool takes one off it for each block a second request shares and gives it
 back when that request lets go. The free cached blocks fill the room beside the held
 ones and are evicted, oldest first, when it shrinks (`trim`), as BlockPrefixCache does.
+That count holds, from a step's end, the slot of each decoder's next token, also for a
+request that has just finished (vLLM allocates it only at the next step): the room seen
+as it leaves can be one block short, once in block_size requests, and a cached block
+evicted a little early.
 """
 
 from __future__ import annotations
