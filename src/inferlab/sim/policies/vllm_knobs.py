@@ -67,7 +67,7 @@ VLLM_KNOBS: tuple[VllmKnob, ...] = (
         "--num-gpu-blocks",
         "num_gpu_blocks",
         None,
-        "vLLM: KV blocks, as its /metrics states them (default: --kv-capacity / block size)",
+        "vLLM: KV blocks, as its /metrics states them (default: the KV capacity / block size)",
         "--num-gpu-blocks-override (CacheConfig.num_gpu_blocks)",
         f"{CACHE_INFO}{{num_gpu_blocks}}",
     ),
