@@ -79,9 +79,6 @@ class VllmScheduler(BatchScheduler):
         self.recomputed_tokens = 0  # tokens preempted requests computed again
         self._first_hit: dict[int, int] = {}  # preempted request -> cached tokens at first
 
-    def admission_limit(self, running: Running) -> int:
-        return self.max_batch
-
     def track_prefixes(self, running: Running) -> None:
         if self.caching:
             self.pool = VllmBlockPool(running.kv)
