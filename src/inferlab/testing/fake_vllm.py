@@ -18,39 +18,31 @@ the scheduler sees it. /metrics is vLLM 0.32's page with the fake's counts
 (fake_vllm_metrics.py); /v1/models says `owned_by` (vllm unless the script says
 otherwise), /version the script's version, /tokenize counts one token a word.
 
-    python -m inferlab.testing.fake_vllm --port 0 --base_s 0.02 ...   (prints "PORT <n>")
+    python -m inferlab.testing.fake_vllm --port 0 --script '{"block_size": 16,
+        "costs": {"base_s": 0.02}}'                                  (prints "PORT <n>")
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
+import sys
 import time
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from inferlab.testing.fake_server import serving
 from inferlab.testing.fake_steps import StepScript
 from inferlab.testing.fake_vllm_metrics import PageLabels, VllmBooks, render
 
 MODEL = "fake-vllm"
-# the step's costs, as fake_steps scripts them (its slots, threads and crash are llama's)
-COSTS = tuple(
-    f.name
-    for f in fields(StepScript)
-    if f.name not in ("slots", "ctx_per_slot", "threads", "die_after", "per_ubatch_s")
-)
 
 
 @dataclass(frozen=True, slots=True)
 class VllmScript:
-    costs: StepScript = StepScript()
+    costs: StepScript = StepScript()  # its step and request costs (its slots: unused)
     block_size: int = 128
     num_gpu_blocks: int = 364
     max_num_seqs: int = 128
@@ -258,33 +250,19 @@ async def serve(script: VllmScript, port: int) -> None:
     await app.engine.loop()
 
 
-def _flags(script: VllmScript) -> list[str]:
-    costs = [(n, getattr(script.costs, n)) for n in COSTS]
-    own = [(f.name, getattr(script, f.name)) for f in fields(VllmScript) if f.name != "costs"]
-    return [a for name, v in (*costs, *own) for a in (f"--{name}", str(v))]
-
-
-@contextlib.contextmanager
-def running_fake_vllm(script: VllmScript) -> Iterator[str]:
-    """Start the fake in its own process on a free port; yield its /v1 base URL."""
-    with serving("inferlab.testing.fake_vllm", _flags(script)) as url:
-        yield url
+def script_from(text: str) -> VllmScript:
+    """The script from its JSON (`--script`): VllmScript's fields, `costs` StepScript's."""
+    d = json.loads(text) if text else {}
+    costs = StepScript(**d.pop("costs", {}))
+    return VllmScript(costs, **d)
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--port", type=int, default=0)
-    steps, own = StepScript(), VllmScript()
-    for name in COSTS:
-        p.add_argument(f"--{name}", type=type(getattr(steps, name)), default=getattr(steps, name))
-    for f in fields(VllmScript):
-        if f.name != "costs":
-            p.add_argument(f"--{f.name}", type=type(getattr(own, f.name)), default=f.default)
-    a: dict[str, Any] = vars(p.parse_args())
-    port = a.pop("port")
-    costs = replace(StepScript(), **{n: a.pop(n) for n in COSTS})
+    """`--port N --script JSON` (no argparse: a fake's command line is its tests')."""
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
+    script = script_from(args.get("--script", ""))
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(VllmScript(costs, **a), port))
+        asyncio.run(serve(script, int(args.get("--port", "0"))))
 
 
 if __name__ == "__main__":
