@@ -71,21 +71,24 @@ def test_the_settings_are_what_the_server_states_and_the_rest_named_as_defaults(
 
 
 def test_vllms_grid_has_no_slots_and_caches_whole_blocks() -> None:
-    p = make_vllm_plan(1, 128, 1024, 128)
+    p = make_vllm_plan(1, 128, 1024, 128, 2048)
     assert p.decode_batches == (1, 2, 4, 8)  # streams at once: the batch
     assert p.split_batches == ()  # no ubatches to price
     assert p.lone_prompts == (16, 128, 384, 768)
     assert p.prefix_cached == (128, 256)  # whole 128-token blocks
     assert p.mixed_decoders == (1, 4) and p.context_batches == (1, 8)
     assert p.context_prompt + p.context_output <= 1024
-    wide = make_vllm_plan(2, 128, 1024, 16)
+    wide = make_vllm_plan(2, 128, 1024, 16, 2048)
     assert wide.decode_batches == (1, 2, 4, 8, 16, 32)
     assert wide.prefix_cached == (64, 128, 256, 320)  # 16-token blocks: as asked
-    small = make_vllm_plan(1, 4, 512, 512)
+    small = make_vllm_plan(1, 4, 512, 512, 2048)
     assert small.decode_batches == (1, 2, 4)  # at most max_num_seqs
     assert small.prefix_cached == ()  # no whole block fits the prefix prompt
     assert small.lone_prompts == (16, 128, 384, 464)  # max_model_len less a margin
-    assert make_vllm_plan(1, 1, 1024, 128).mixed_decoders == ()  # no room beside one
+    assert make_vllm_plan(1, 1, 1024, 128, 2048).mixed_decoders == ()  # no room beside one
+    # a smaller token budget: every probe's prompt (beside 8 decoders) is one step's
+    tight = make_vllm_plan(1, 128, 4096, 128, 256)
+    assert tight.lone_prompts == (16, 128, 248) and max(tight.mixed_prompts) == 248
 
 
 SETTINGS = settings_from(MODELS, "smollm2", "0.32.0", _counters("metrics-idle.txt"))

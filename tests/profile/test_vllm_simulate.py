@@ -71,7 +71,11 @@ def test_a_vllm_profile_simulates_c4_without_slots(run_cli: Any, tmp_path: Path)
     code, out, err = run_cli("simulate", "--profile", str(d), "--concurrency", "32", *load)
     assert code == 2 and out == ""
     assert "batch 32 is beyond 2x the largest batch the profile measured (8)" in err
-    assert "profile at --budget 2 (it measures vLLM's batches up to 32)" in err
+    said = (
+        "profile at --budget 2 (it measures vLLM's batches up to 32), cap the batch with "
+        "--max-batch or add --force to extrapolate anyway"
+    )
+    assert said in err
 
 
 def test_the_served_policy_applies_to_a_vllm_profile_without_policy_only(tmp_path: Path) -> None:

@@ -81,11 +81,16 @@ VLLM_WIDE_BATCHES = (1, 2, 4, 8, 16, 32)  # --budget 2 and 3
 VLLM_CONTEXT_OUTPUT = 96  # the context probe's streams: their context grows by as much
 
 
-def make_vllm_plan(budget: int, max_num_seqs: int, max_model_len: int, block: int) -> ProbePlan:
+def make_vllm_plan(
+    budget: int, max_num_seqs: int, max_model_len: int, block: int, step_tokens: int
+) -> ProbePlan:
     """The grid for a vLLM server: it has no slots, so a batch is as many streams at once
     (up to max_num_seqs); no ubatches (no split probe); cached prefixes in whole KV blocks
-    of `block` tokens (its prefix cache hashes full blocks only)."""
-    room = max(max_model_len - MARGIN_TOKENS, SHORT_PROMPT * 2)
+    of `block` tokens (its prefix cache hashes full blocks only). A probe's prompt, beside
+    its decoders, fits one step's token budget (`step_tokens`: max_num_batched_tokens),
+    so each TTFT and stall is one step, never a prompt chunked over several."""
+    fits = min(max_model_len - MARGIN_TOKENS, step_tokens - max(VLLM_BATCHES))
+    room = max(fits, SHORT_PROMPT * 2)
     wide = budget >= 2
     batches = VLLM_WIDE_BATCHES if wide else VLLM_BATCHES
     prompts = (16, 64, 128, 256, 512, 768) if wide else (16, 128, 384, 768)

@@ -210,7 +210,8 @@ def plan_for(ident: ServerIdentity, budget: int) -> ProbePlan:
     v = ident.vllm
     if v is not None:
         ctx = v.max_model_len or DEFAULT_CTX
-        return make_vllm_plan(budget, v.max_num_seqs, ctx, v.block_size or VLLM_BLOCK)
+        block = v.block_size or VLLM_BLOCK
+        return make_vllm_plan(budget, v.max_num_seqs, ctx, block, v.max_num_batched_tokens)
     return make_plan(budget, ident.parallel or DEFAULT_SLOTS, ident.ctx_per_slot or DEFAULT_CTX)
 
 

@@ -39,7 +39,8 @@ from inferlab.sim.steptime.engine import EXTRAPOLATION_LIMIT
 # many streams at once, and the budget sets how many (profile/probe_plan.py)
 WIDER = {
     "llamacpp": "profile with more slots (--budget 2 widens the grid)",
-    "vllm": "profile at --budget 2 (it measures vLLM's batches up to 32)",
+    "vllm": "profile at --budget 2 (it measures vLLM's batches up to 32), cap the batch "
+    "with {max_batch}",
 }
 
 
