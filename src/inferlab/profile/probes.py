@@ -3,7 +3,8 @@
 Times are the client's socket-read stamps (bench/client.py), on one monotonic clock.
   lone     TTFT of a request alone, at several prompt lengths (= request cost + prefill step)
   prefix   the same, after a request that left its first K tokens in a slot's cache
-           (K as llama-server reports it: timings.cache_n)
+           (K as llama-server reports it: timings.cache_n; vLLM: its prefix cache, K
+           the prefix_cache_hits its /metrics counted for the request)
   decode   D streams started together: the gaps while all D decode (every gap, median)
   context  the same after a long prompt: the step at a larger context
   mixed    D streams decoding, then a prompt of P tokens: the gap each decoder sees at the
@@ -12,7 +13,9 @@ Times are the client's socket-read stamps (bench/client.py), on one monotonic cl
            ubatch of its own (specs/llamacpp_ubatches.py), so the gap prices a ubatch
 Every request names its slot (llama-server's `id_slot`), so each probe's step has the
 ubatches it is recorded with: streams in slots 0..D-1 are one ubatch, a prompt beside
-them a second, streams in slots 0, 2, 4... one each.
+them a second, streams in slots 0, 2, 4... one each. A vLLM server has no slots and no
+ubatches (`Client.slots` False): nothing is pinned, and a lone or prefix request's step
+is the prefill time vLLM's /metrics recorded for it (profile/vllm_server.py).
 A request that fails ends the profile (ProbeError: one line, nothing written).
 """
 

@@ -107,11 +107,11 @@ class Observation(JsonRecord):
     p75_s: float
     n: Count  # repeats (or gaps) behind the median
     # the server's own time for the step: /metrics over the window (decode probes), its
-    # prefill time (timings.prompt_ms: TTFT probes; the fit then splits the TTFT into
-    # this step and the request's own cost)
+    # prefill time (timings.prompt_ms, vLLM's request_prefill_time_seconds: TTFT probes;
+    # the fit then splits the TTFT into this step and the request's own cost)
     server_step_s: float | None = optional()
     # llama.cpp's physical passes in the step (specs/llamacpp_ubatches.py); None: one
-    # (profiles written before they were counted)
+    # (a vLLM step, or profiles written before they were counted)
     ubatches: int | None = optional()
     # decode / split: the median gap of each run (rounds spread over the profile), whose
     # spread is how much the machine's speed moved while it was profiled

@@ -4,8 +4,11 @@ Order: one warm-up request, lone, context, mixed, prefix, each followed by round
 decode and split probes (plan.decode_rounds, spread evenly), then the chat template; last,
 llama-server's slots are released highest id first (bench/settle.py): the probes pin their
 slots, and the last left 0, 2, 4, ... released last, so the next load would start from a
-slot order no idle server has (every other slot: one ubatch each). A probe that fails
-raises ProbeError (one line) and nothing is returned, so nothing is written.
+slot order no idle server has (every other slot: one ubatch each). A vLLM server (the
+engine detected, profile/vllm_server.py) gets its own grid (no split probe, no slots to
+settle), and what its /metrics counted is said after the probes (profile/vllm_checks.py).
+A probe that fails raises ProbeError (one line) and nothing is returned, so nothing is
+written.
 """
 
 from __future__ import annotations
