@@ -1,7 +1,8 @@
 """What a vLLM server says about itself, read from vLLM 0.32 CPU's captured answers
-(tests/servermetrics/fixtures/vllm, fixtures/v1-models-vllm-0.32.json): its counters, its
-settings (those it does not publish named as defaults), the probe grid they give, and the
-refusal of a profile of another vLLM configuration."""
+(tests/servermetrics/fixtures/vllm, fixtures/v1-models-vllm-0.32.json, its `root` path
+moved to /models): its counters, its settings (those it does not publish named as
+defaults), the probe grid they give, and the refusal of a profile of another vLLM
+configuration."""
 
 from __future__ import annotations
 
