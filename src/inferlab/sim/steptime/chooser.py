@@ -23,7 +23,7 @@ from inferlab.sim.steptime.base import StepModel
 from inferlab.sim.steptime.calibrated import LLAMA_CPP_BATCH_TOKENS, fitted_model
 from inferlab.sim.steptime.choice import LLAMA_KNOBS, PolicyChoice, StepChoice, llama_knobs
 from inferlab.sim.steptime.engine_baseline import engine_model
-from inferlab.sim.steptime.profile import check_identity, profiled_model
+from inferlab.sim.steptime.profile import check_identity, profiled_model, served_policy
 from inferlab.sim.steptime.roofline import RooflineStepTime
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
@@ -127,6 +127,9 @@ def choose_policy(pc: PolicyChoice, step: StepChoice, sm: StepModel) -> Policy:
     name = pc.name or ("llama.cpp" if step.profile is not None else "continuous")
     at_least(pc.max_batch, 1, "max_batch")
     at_least(pc.block_tokens, 1, "block_tokens", MAX_BLOCK_TOKENS)
+    served = served_policy(step.profile.record, pc, step) if step.profile is not None else None
+    if served is not None:  # a vLLM profile, no --policy: its knobs (profile.py)
+        return served
     chunk = pc.chunked_prefill
     if chunk is not None:
         at_least(chunk, 1, "chunked_prefill")

@@ -14,7 +14,10 @@ template, HTTP), before the request can join a step (`costs_of`: `RequestCosts`)
 The profile names the server it measured; a simulation of another model, thread count or
 `--parallel` is refused unless forced (profile/identity.py). Without `--policy`, the
 profiled server's scheduler is simulated: llama.cpp's, at the profile's slots and context
-per slot (choice.py's `profile_knobs`).
+per slot (choice.py's `profile_knobs`); for a vLLM profile, continuous batching at the
+server's max_num_seqs, token budget, KV blocks and block size (`served_policy`, the one
+place to switch to `--policy vllm`). A vLLM server has no slots: its batch is limited by
+the batches the profile measured (2x them, as above), not by a slot count.
 """
 
 from __future__ import annotations
@@ -27,8 +30,18 @@ from inferlab.profile.fit import ProfileFit, fit_profile
 from inferlab.profile.identity import check_profile_matches
 from inferlab.profile.record import ProfileRecord, ServerIdentity
 from inferlab.sim.request import RequestCosts
+from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime.base import DecodeBatch
+from inferlab.sim.steptime.choice import LLAMA_KNOBS, PolicyChoice, StepChoice
 from inferlab.sim.steptime.engine import EXTRAPOLATION_LIMIT
+
+# How to profile larger batches, by engine: llama-server's are its slots; vLLM's are as
+# many streams at once, and the budget sets how many (profile/probe_plan.py)
+WIDER = {
+    "llamacpp": "profile with more slots (--budget 2 widens the grid)",
+    "vllm": "profile at --budget 2 (it measures vLLM's batches up to 32), cap the batch "
+    "with {max_batch}",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,19 +49,24 @@ class ProfileStepTime:
     fit: ProfileFit
     force: bool = False  # allow batches past 2x the largest profiled
     source: str = "profile"
+    engine: str = "llamacpp"  # the profiled server's (ServerIdentity.kind)
 
     @classmethod
     def from_profile(
         cls, profile: ProfileRecord, force: bool = False, scale: float = 1.0
     ) -> ProfileStepTime:
         """The profile's fit; `scale` != 1 multiplies every time term (--step-scale)."""
-        model = cls(fit_profile(profile.observations), force, f"profile of {profile.url}")
+        fit = fit_profile(profile.observations)
+        model = cls(fit, force, f"profile of {profile.url}", profile.server.kind)
         return model if scale == 1.0 else model.scaled(scale)
 
     def scaled(self, factor: float) -> ProfileStepTime:
         """The same model with every time term x `factor`."""
         return ProfileStepTime(
-            self.fit.scaled(factor), self.force, f"{self.source}, every cost x{factor:g}"
+            self.fit.scaled(factor),
+            self.force,
+            f"{self.source}, every cost x{factor:g}",
+            self.engine,
         )
 
     @property
@@ -72,8 +90,8 @@ class ProfileStepTime:
         if limit is not None and batch > limit:
             raise ConfigError(
                 f"batch {batch} is beyond 2x the largest batch the profile measured "
-                f"({self.fit.max_decoders}): profile with more slots (--budget 2 widens the "
-                "grid) or add {force} to extrapolate anyway"
+                f"({self.fit.max_decoders}): {WIDER.get(self.engine, WIDER['llamacpp'])} "
+                "or add {force} to extrapolate anyway"
             )
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
@@ -131,6 +149,38 @@ def describe_profile_fit(
     return out
 
 
+# The scheduler a vLLM profile is simulated with when no --policy is named: "continuous"
+# with the server's knobs, until `--policy vllm` lands (branch vllmpolicy); then
+# `served_policy` returns VllmKnobs.given(v.knob_values()).policy(v.kv_tokens) there.
+VLLM_PROFILE_POLICY = "continuous"
+
+
+def served_policy(profile: ProfileRecord, pc: PolicyChoice, step: StepChoice) -> Policy | None:
+    """The profiled vLLM's scheduler when no --policy is named: continuous batching at its
+    max_num_seqs (or --max-batch, the smaller), its token budget as the prompt tokens a
+    step carries beside the decodes (vLLM chunks a prompt within it; --chunked-prefill
+    instead where given), its KV blocks less the null one, at its block size. None for a
+    llama-server's profile (llama.cpp's policy, from its slots: choice.py) or a named
+    policy; llama.cpp's knobs (--parallel ...) are refused: a vLLM server has none."""
+    v = profile.server.vllm
+    if v is None or pc.name is not None:
+        return None
+    given = dict(step.knobs)
+    named = [k.flag for k in LLAMA_KNOBS if k.attr in given]
+    if named:
+        raise ConfigError(
+            f"{', '.join(named)} apply to {{policy}} llama.cpp only: the profile is of a "
+            "vLLM server"
+        )
+    return Policy(
+        VLLM_PROFILE_POLICY,
+        min(pc.max_batch, v.max_num_seqs),
+        pc.chunked_prefill or v.max_num_batched_tokens,
+        v.kv_tokens,
+        v.block_size or pc.block_tokens,
+    )
+
+
 def check_identity(
     profile: ProfileRecord,
     model: str | None,
@@ -170,6 +220,7 @@ def profiled_model(
         "threads": s.threads,
         "parallel": s.parallel,
         "ctx_per_slot": s.ctx_per_slot,
+        **({"engine": s.kind, "vllm": s.vllm.to_json()} if s.vllm is not None else {}),
         "profile_budget": profile.budget,
         **model.fit.coefficients(),
         "worst_residual": model.fit.worst_error,
