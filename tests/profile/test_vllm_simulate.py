@@ -1,6 +1,6 @@
 """`simulate --profile DIR` on a profile of a vLLM server: no slots to count, so the batch
 is limited by the batches the profile measured (2x them, as for llama-server), and without
---policy the server's scheduler knobs drive continuous batching (served_policy)."""
+--policy the server's scheduler knobs drive vLLM's scheduler (served_policy)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from inferlab.jsonio import loads_strict, write_json
 from inferlab.profile.record import SCHEMA_VERSION, Observation, ProfileRecord, ServerIdentity
 from inferlab.profile.vllm_server import parse_counters, settings_from
 from inferlab.sim.steptime.choice import PolicyChoice, ServedProfile, StepChoice
-from inferlab.sim.steptime.profile import VLLM_PROFILE_POLICY, served_policy
+from inferlab.sim.steptime.profile import served_policy
 from inferlab.testing.fake_steps import StepScript
 from tests.profile.test_fit import scripted_observations
 
@@ -61,9 +61,9 @@ def test_a_vllm_profile_simulates_c4_without_slots(run_cli: Any, tmp_path: Path)
     code, out, err = run_cli("simulate", "--profile", str(d), "--concurrency", "4", *load, "--json")
     assert code == 0, err
     s = loads_strict(out)["simulation"]
-    # continuous batching at the server's knobs: max_num_seqs, its token budget as the
-    # prompt tokens a step carries, its KV blocks (less the null one) of 128 tokens
-    assert s["policy"] == VLLM_PROFILE_POLICY == "continuous"
+    # vLLM's scheduler at the server's knobs: max_num_seqs, its token budget, its KV
+    # blocks (less the null one) of 128 tokens
+    assert s["policy"] == "vllm"
     assert (s["max_batch"], s["chunk_tokens"], s["block_tokens"]) == (128, 2048, 128)
     assert s["kv_capacity_tokens"] == 363 * 128
     assert s["vllm"]["block_size"] == 128 and s["engine"] == "vllm"
@@ -85,7 +85,7 @@ def test_the_served_policy_applies_to_a_vllm_profile_without_policy_only(tmp_pat
     step = StepChoice(profile=ServedProfile(record, "vp"))
     p = served_policy(record, PolicyChoice(max_batch=16, chunked_prefill=512), step)
     assert p is not None
-    assert (p.name, p.max_batch, p.chunk_tokens, p.block_tokens) == ("continuous", 16, 512, 128)
+    assert (p.name, p.max_batch, p.chunk_tokens, p.block_tokens) == ("vllm", 16, 512, 128)
     assert served_policy(record, PolicyChoice(name="continuous"), step) is None  # named
     llama = replace(record, server=ServerIdentity("m.gguf", "llamacpp", 1, 4, 1024))
     assert served_policy(llama, PolicyChoice(), step) is None  # llama.cpp's: its slots

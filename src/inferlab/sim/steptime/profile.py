@@ -23,12 +23,13 @@ the batches the profile measured (2x them, as above), not by a slot count.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inferlab.errors import ConfigError
 from inferlab.profile.fit import ProfileFit, fit_profile
 from inferlab.profile.identity import check_profile_matches
 from inferlab.profile.record import ProfileRecord, ServerIdentity
+from inferlab.sim.policies.vllm_knobs import VllmKnobs
 from inferlab.sim.request import RequestCosts
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime.base import DecodeBatch
@@ -149,17 +150,11 @@ def describe_profile_fit(
     return out
 
 
-# The scheduler a vLLM profile is simulated with when no --policy is named: "continuous"
-# with the server's knobs, until `--policy vllm` lands (branch vllmpolicy); then
-# `served_policy` returns VllmKnobs.given(v.knob_values()).policy(v.kv_tokens) there.
-VLLM_PROFILE_POLICY = "continuous"
-
-
 def served_policy(profile: ProfileRecord, pc: PolicyChoice, step: StepChoice) -> Policy | None:
-    """The profiled vLLM's scheduler when no --policy is named: continuous batching at its
-    max_num_seqs (or --max-batch, the smaller), its token budget as the prompt tokens a
-    step carries beside the decodes (vLLM chunks a prompt within it; --chunked-prefill
-    instead where given), its KV blocks less the null one, at its block size. None for a
+    """The profiled vLLM's scheduler when no --policy is named: `--policy vllm` (vLLM's V1
+    scheduler, sim/policies/vllm.py) at the server's settings (its block size and KV blocks,
+    its max_num_seqs and token budget), any vLLM knob given on the command line over them,
+    --max-batch when it is the smaller and --chunked-prefill as the token budget. None for a
     llama-server's profile (llama.cpp's policy, from its slots: choice.py) or a named
     policy; llama.cpp's knobs (--parallel ...) are refused: a vLLM server has none."""
     v = profile.server.vllm
@@ -172,13 +167,12 @@ def served_policy(profile: ProfileRecord, pc: PolicyChoice, step: StepChoice) ->
             f"{', '.join(named)} apply to {{policy}} llama.cpp only: the profile is of a "
             "vLLM server"
         )
-    return Policy(
-        VLLM_PROFILE_POLICY,
-        min(pc.max_batch, v.max_num_seqs),
-        pc.chunked_prefill or v.max_num_batched_tokens,
-        v.kv_tokens,
-        v.block_size or pc.block_tokens,
-    )
+    knobs = VllmKnobs.given((*v.knob_values(), *pc.vllm))
+    if pc.max_batch < knobs.max_num_seqs:
+        knobs = replace(knobs, max_num_seqs=pc.max_batch)
+    if pc.chunked_prefill is not None:  # a step's prompt tokens: vLLM's token budget
+        knobs = replace(knobs, max_num_batched_tokens=pc.chunked_prefill)
+    return knobs.policy()
 
 
 def check_identity(
