@@ -89,6 +89,18 @@ class Counts(JsonRecord):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Calibration(JsonRecord):
+    """--again --repeat N: of `pairs` (shape, quantity) pairs, on how many the second
+    measurement lay inside the first's 95 % interval, and the intervals' half-widths
+    (relative to the value)."""
+
+    pairs: int
+    covered: int
+    half_width_median: float
+    half_width_max: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class RunRecord(JsonRecord):
     """One run of the benchmark, as the log keeps it."""
 
@@ -105,6 +117,7 @@ class RunRecord(JsonRecord):
     # Shapes that count as predicted within the target or the measured interval (graded runs)
     counts_with_noise: Counts | None = optional()
     again_counts_with_noise: Counts | None = optional()
+    calibration: Calibration | None = optional()  # runs with --again --repeat N
 
 
 def within(name: str, error: float | None, predicted: float | None, measured: float | None) -> bool:
@@ -212,7 +225,16 @@ def record_of(accuracy: Mapping[str, object], run: int, commit: str | None, note
         again_counts_with_noise=_counts(shapes, loads, True, noise=True)
         if graded and again
         else None,
+        calibration=_calibration(_mapping(accuracy.get("calibration"))),
     )
+
+
+def _calibration(raw: Mapping[str, object]) -> Calibration | None:
+    pairs, covered = _num(raw.get("pairs")), _num(raw.get("covered"))
+    median, widest = _num(raw.get("half_width_median")), _num(raw.get("half_width_max"))
+    if pairs is None or covered is None or median is None or widest is None:
+        return None
+    return Calibration(int(pairs), int(covered), median, widest)
 
 
 def _mapping(x: object) -> Mapping[str, object]:

@@ -71,6 +71,21 @@ MIXED = ("--prompt-tokens", "uniform:8:96", "--output-tokens", "uniform:8:48")
 
 
 @dataclasses.dataclass(frozen=True)
+class Measuring:
+    """How bench measures each shape: `settle` (bench's --settle-slots: the shape starts
+    from an idle server's slot order, the simulator's) and `repeat` (bench --repeat N: each
+    shape N times, so its 95 % intervals cover the machine's drift, not only request to
+    request variation). The max-load searches run once either way."""
+
+    settle: bool = True
+    repeat: int = 1
+
+    def flags(self, search: bool = False) -> list[str]:
+        out = ["--settle-slots"] if self.settle else ["--no-settle-slots"]  # bench's default: on
+        return out if search or self.repeat == 1 else [*out, "--repeat", str(self.repeat)]
+
+
+@dataclasses.dataclass(frozen=True)
 class Shape:
     name: str
     flags: tuple[str, ...]
@@ -105,6 +120,13 @@ def parse() -> argparse.Namespace:
         "order the shape before it left, not an idle server's (the simulator's)",
     )
     p.add_argument("--only", help="comma-separated shape names (all)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="bench --repeat N for every shape (1): with --again, the second measurement is "
+        "also checked against the first's 95 %% intervals (their calibration)",
+    )
     p.add_argument(
         "--again",
         action="store_true",
@@ -201,12 +223,11 @@ def predict(
 
 
 def measure(
-    url: str, flags: tuple[str, ...], out: Path, log: Path, slo: str, settle: bool
+    url: str, flags: tuple[str, ...], out: Path, log: Path, slo: str, how: Measuring
 ) -> RunSummary:
-    """`settle`: bench --settle-slots, so the shape starts from an idle server's slot order
-    (the simulator's), not the one the shape before it left."""
+    """One bench run of `flags` as `how` says (a max-load search: once, however repeated)."""
     argv = ["bench", "--url", url, *flags, "--slo", slo, "--warmup", "0", "--no-plots"]
-    argv += ["--settle-slots"] if settle else ["--no-settle-slots"]  # bench's default: on
+    argv += how.flags(search="--find-max-load" in flags)
     s = inferlab([*argv, "--json", "--out", str(out)], log)
     summary: RunSummary = RunSummary.from_json(s)
     return summary
@@ -436,7 +457,7 @@ def band_line(spread: float, band: dict[str, Any]) -> str:
 
 
 def run_shape(
-    sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path, settle: bool,
+    sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path, how: Measuring,
     spread: float,
 ) -> dict[str, Any]:  # fmt: skip
     d = out / sh.name
@@ -448,7 +469,7 @@ def run_shape(
         for x, name in ((1 - spread, "predicted-faster"), (1 + spread, "predicted-slower"))
         if spread > 0
     ]
-    m = measure(url, sh.flags, d / "measured", log, SLO, settle).levels[0]
+    m = measure(url, sh.flags, d / "measured", log, SLO, how).levels[0]
     row = compare(p, m)
     row["band"] = banded(spread, [p, *scaled], m) if scaled else {}
     row["served_prompt_ratio"] = served_prompt_ratio(d)
@@ -473,11 +494,11 @@ MAX_LOAD_FLAGS = (
 
 
 def max_load(
-    profile: tuple[str, ...], url: str, out: Path, log: Path, slo: str, i: int, settle: bool
+    profile: tuple[str, ...], url: str, out: Path, log: Path, slo: str, i: int, how: Measuring
 ) -> dict[str, Any]:
     flags, d = MAX_LOAD_FLAGS, out / f"max-load-{i}"
     p = predict(profile, flags, d / "predicted", log, slo).max_load
-    m = measure(url, flags, d / "measured", log, slo, settle).max_load
+    m = measure(url, flags, d / "measured", log, slo, how).max_load
     row = {"slo": slo, "predicted": p.value if p else None, "measured": m.value if m else None}
     row["equal"] = row["predicted"] == row["measured"]
     print(
@@ -494,7 +515,7 @@ def first_measured(shape: Path) -> LevelSummary:
 
 
 def again(
-    shapes: list[Shape], url: str, out: Path, log: Path, settle: bool, res: dict[str, Any]
+    shapes: list[Shape], url: str, out: Path, log: Path, how: Measuring, res: dict[str, Any]
 ) -> None:
     """Every shape measured a second time, after the suite, and scored against its first
     measurement by the same targets (each row's "again", where "predicted" holds the second
@@ -507,16 +528,62 @@ def again(
             print(f"{sh.name:>14}  not measured again: the server's prompt cache (--cache-ram) "
                   "holds its prefixes from the first measurement", flush=True)  # fmt: skip
             continue
-        m = measure(url, sh.flags, out / sh.name / "measured-again", log, SLO, settle)
+        m = measure(url, sh.flags, out / sh.name / "measured-again", log, SLO, how)
         row = compare(m.levels[0], first_measured(out / sh.name))
         row["missed"] = misses(row)
         res["shapes"][sh.name]["again"] = row
         print_row(sh.name, row)
     for i, r in enumerate(res["max_load"]):
         d = out / f"max-load-{i}" / "measured-again"
-        found = measure(url, MAX_LOAD_FLAGS, d, log, r["slo"], settle).max_load
+        found = measure(url, MAX_LOAD_FLAGS, d, log, r["slo"], how).max_load
         r["again"] = found.value if found else None
         print(f"  max concurrency within {r['slo']}: measured {r['measured']}, again {r['again']}")
+
+
+def calibration(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first measurement's 95 % intervals checked against the second: over every
+    (shape, quantity) pair whose first measurement has an interval, how often the second
+    measurement's value lies inside it (the intervals claim 95 %; the issue asks >= 85 %),
+    and the intervals' half-widths relative to the value (median and widest)."""
+    covered, widths, per = 0, [], {}
+    for r in rows:
+        for k in scoring.TARGETS:
+            q = r.get("again", {}).get(k)
+            ci, first, second = (
+                (q or {}).get("ci95"),
+                (q or {}).get("measured"),
+                (q or {}).get("predicted"),
+            )
+            if not ci or first is None or second is None or first <= 0:
+                continue
+            inside = ci[0] <= second <= ci[-1]
+            covered += inside
+            hit, n = per.get(k, (0, 0))
+            per[k] = (hit + inside, n + 1)
+            widths.append((ci[-1] - ci[0]) / 2 / first)
+    if not widths:
+        return None
+    widths.sort()
+    return {
+        "pairs": len(widths),
+        "covered": covered,
+        "share": covered / len(widths),
+        "per_quantity": {k: {"covered": h, "pairs": n} for k, (h, n) in per.items()},
+        "half_width_median": widths[len(widths) // 2],
+        "half_width_max": widths[-1],
+    }
+
+
+def print_calibration(cal: dict[str, Any]) -> None:
+    per = ", ".join(
+        f"{label(k)} {v['covered']}/{v['pairs']}" for k, v in cal["per_quantity"].items()
+    )
+    print(
+        f"  calibration: the second measurement inside the first's 95 % interval on "
+        f"{cal['covered']} of {cal['pairs']} (shape, quantity) pairs ({cal['share']:.0%}; "
+        f"target >= 85 %): {per}; half-widths median {cal['half_width_median']:.1%}, "
+        f"widest {cal['half_width_max']:.1%} of the value"
+    )
 
 
 def profile_server(url: str, out: Path, threads: int, log: Path) -> Path:
@@ -561,16 +628,16 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         print("  --fake: the chat shape is skipped (the fake has no chat API)")
         shapes = [s for s in shapes if s.kind != "chat"]
     header()
-    settle = not a.no_settle
+    how = Measuring(settle=not a.no_settle, repeat=a.repeat)
     spread = fit_profile(load_profile(Path(prof)).observations).speed_spread or 0.0
     if spread > 0:
         print(f"the profile's decode rounds spread +-{spread:.0%}: each shape is also predicted "
               "at that much faster and slower (its band)", flush=True)  # fmt: skip
-    rows = {sh.name: run_shape(sh, basis, url, a.out, log, settle, spread) for sh in shapes}
+    rows = {sh.name: run_shape(sh, basis, url, a.out, log, how, spread) for sh in shapes}
     loads = (
         []
         if a.no_max_load
-        else [max_load(basis, url, a.out, log, s, i, settle) for i, s in enumerate(MAX_LOAD_SLOS)]
+        else [max_load(basis, url, a.out, log, s, i, how) for i, s in enumerate(MAX_LOAD_SLOS)]
     )
     fit = json.loads((Path(prof) / "profile.json").read_text())
     res = {
@@ -582,7 +649,10 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         "max_load": loads,
     }
     if a.again:
-        again(shapes, url, a.out, log, settle, res)
+        again(shapes, url, a.out, log, how, res)
+        cal = calibration(list(rows.values()))
+        if cal is not None:
+            res["calibration"] = cal
     return res
 
 
@@ -629,6 +699,9 @@ def summary_line(res: dict[str, Any]) -> None:
         print_as_close(rows)
         same = sum(1 for r in res["max_load"] if r.get("again") == r["measured"])
         print(f"  max load measured again equal to the first: {same} of {len(res['max_load'])}")
+        cal = calibration(rows)
+        if cal is not None:
+            print_calibration(cal)
 
 
 def print_as_close(rows: list[dict[str, Any]]) -> None:

@@ -15,8 +15,12 @@ in a fresh subprocess importing that tree's src/ (the same process-level setup),
 rounds so that a busy spell on a shared machine hits both; each side's median and spread
 (min-max) and the ratio of medians are printed.
 
+`--all-cases` measures every row, alternating, and prints their times side by side: what
+a scheduler, and its prefix cache, cost on the same run (`vllm-prefix`: `--policy vllm`).
+
     uv run python benchmarks/sim_speed.py [--rate 20] [--hours 1] [--case continuous]
     uv run python benchmarks/sim_speed.py --against 2a4d9ba --rounds 3
+    uv run python benchmarks/sim_speed.py --all-cases --rounds 3
 """
 
 from __future__ import annotations
@@ -71,10 +75,26 @@ def _continuous(kv_tokens: int) -> Policy:
     return Policy("continuous", chunk_tokens=512, kv_capacity_tokens=kv_tokens)
 
 
+def _vllm(kv_tokens: int) -> Policy:
+    """vLLM's V1 scheduler (--policy vllm) at vLLM 0.32's H100 defaults: 8192 tokens a step,
+    1024 requests (engine/arg_utils.py 2934-2942), blocks of 16 tokens (config/cache.py 72).
+    Imported here: a tree `--against` measures may have no vLLM policy."""
+    from inferlab.sim.policies.vllm_knobs import VllmKnobs
+
+    return VllmKnobs(8192, 1024, 16).policy(kv_tokens)
+
+
 CASES = {
     "continuous": Case("continuous batching, chunked prefill 512", _continuous),
     "continuous-prefix": Case(
         "the same, 8 shared 256-token prefixes (prefix cache on)", _continuous, 8, 256
+    ),
+    "vllm-prefix": Case(
+        "vLLM's V1 scheduler at its H100 defaults, 8 shared 256-token prefixes (its prefix "
+        "cache on)",
+        _vllm,
+        8,
+        256,
     ),
 }
 
@@ -134,9 +154,10 @@ def run_once(case: Case, rate: float, hours: float) -> Run:
     )
 
 
-def run_tree(src: Path, a: argparse.Namespace) -> Run:
-    """One measurement in a fresh subprocess that imports inferlab from `src`."""
-    args = ["--child", "--case", a.case, "--rate", str(a.rate), "--hours", str(a.hours)]
+def run_tree(src: Path, a: argparse.Namespace, case: str | None = None) -> Run:
+    """One measurement (of `case`, else a.case) in a fresh subprocess that imports inferlab
+    from `src`."""
+    args = ["--child", "--case", case or a.case, "--rate", str(a.rate), "--hours", str(a.hours)]
     out = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), *args],
         env={**os.environ, "PYTHONPATH": str(src)},
@@ -186,6 +207,24 @@ def against(rev: str, a: argparse.Namespace) -> dict[str, list[Run]]:
     return sides
 
 
+def all_cases(a: argparse.Namespace) -> None:
+    """Every case on this tree, alternating, `a.rounds` runs each: one row per case."""
+    runs: dict[str, list[Run]] = {name: [] for name in CASES}
+    for i in range(a.rounds):
+        for name in list(CASES)[:: 1 if i % 2 == 0 else -1]:
+            runs[name].append(run_tree(REPO / "src", a, name))
+    print(f"{a.rate:g}/s x {a.hours:g} h, Llama 3 8B on an H100; wall s, median (min-max) "
+          f"of {a.rounds} runs each:")  # fmt: skip
+    print(f"  {'case':<18}{'total':>22}{'event loop':>22}  steps, hit ratio")
+    for name, rs in runs.items():
+        last = rs[-1]
+        hits = "-" if last.hit_ratio is None else f"{last.hit_ratio:.3f}"
+        cells = [spread([r.wall_s[p] for r in rs]) for p in ("total", "event loop")]
+        print(f"  {name:<18}{cells[0]:>22}{cells[1]:>22}  {last.steps}, {hits}")
+    for name, case in CASES.items():
+        print(f"  {name}: {case.about}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rate", type=float, default=20.0)
@@ -193,10 +232,14 @@ def main() -> None:
     p.add_argument("--case", choices=sorted(CASES), default="continuous")
     p.add_argument("--against", metavar="REV", help="measure beside this commit (a worktree)")
     p.add_argument("--rounds", type=int, default=3, help="runs of each side, alternating (3)")
+    p.add_argument("--all-cases", action="store_true", help="every case, side by side")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:  # one measurement, as JSON, for run_tree
         print(json.dumps(asdict(run_once(CASES[a.case], a.rate, a.hours))))
+        return
+    if a.all_cases:
+        all_cases(a)
         return
     n = a.rate * 3600 * a.hours
     print(f"{a.rate:g}/s x {a.hours:g} h, Llama 3 8B on an H100, {CASES[a.case].about}:")

@@ -102,3 +102,31 @@ def test_a_shape_off_its_target_but_inside_the_measured_interval_counts_within_n
     pa.summary_line({"shapes": {"a": noisy, "b": tight, "c": close}, "max_load": []})
     out = capsys.readouterr().out
     assert "tpot_p50 within 10% or the measured interval: 2 of 3 shapes (1 within noise)" in out
+
+
+def test_calibration_counts_the_second_measurement_inside_the_firsts_interval(
+    predict_accuracy: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Four (shape, quantity) pairs have an interval on the first measurement (a pair
+    without one, or not measured again, does not count): 3 of the 4 lie inside."""
+
+    def q(second: float, ci95: list[float] | None) -> dict[str, Any]:
+        return {"predicted": second, "measured": 1.0, "error": second - 1.0, "ci95": ci95}
+
+    rows = [
+        {"again": {"tpot_p50_s": q(1.04, [0.95, 1.05]), "ttft_p50_s": q(1.2, [0.9, 1.1])}},
+        {"again": {"tpot_p50_s": q(0.97, [0.90, 1.10]), "ttft_p50_s": q(1.0, None)}},
+        {"again": {"goodput_requests_per_s": q(1.0, [0.5, 1.5])}},
+        {"tpot_p50_s": q(1.0, [0.9, 1.1])},  # not measured again
+    ]
+    cal = predict_accuracy.calibration(rows)
+    assert cal["pairs"] == 4 and cal["covered"] == 3
+    assert cal["per_quantity"]["tpot_p50_s"] == {"covered": 2, "pairs": 2}
+    assert cal["per_quantity"]["ttft_p50_s"] == {"covered": 0, "pairs": 1}
+    assert cal["half_width_median"] == pytest.approx(0.10)
+    assert cal["half_width_max"] == pytest.approx(0.50)
+    predict_accuracy.print_calibration(cal)
+    assert "inside the first's 95 % interval on 3 of 4 (shape, quantity) pairs (75%" in (
+        capsys.readouterr().out
+    )
+    assert predict_accuracy.calibration([{"again": {"tpot_p50_s": q(1.0, None)}}]) is None

@@ -295,7 +295,16 @@ class Predicted(JsonRecord):
     # cached / prompt tokens the simulated prefix cache served (prompts sharing a prefix)
     prefix_hit_ratio: float | None = optional()
     band: PredictedBand | None = optional()  # a served profile's: at its speed spread
-    graded: tuple[GradedQuantity, ...] | None = optional()  # once measured, each target's
+    # once measured: each target quantity predicted, measured with its interval, and its grade
+    graded: tuple[GradedQuantity, ...] | None = optional()
+    # the simulated scheduler's preemptions (vLLM's: KV blocks ran out), to set beside the
+    # server's own count (server.preemptions); absent: none
+    preemptions: Count | None = optional()
+
+    @property
+    def preempted(self) -> int:
+        """Preemptions predicted (0 when the block has none)."""
+        return self.preemptions or 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -157,7 +157,7 @@ def compared(
         hit_ratio_lines,
     )
     from inferlab.metrics.scoring import attach
-    from inferlab.report.predicted import band_lines
+    from inferlab.report.predicted import band_lines, preemption_lines
 
     primary = plan.preds if plan is not None else engine_preds
     kept = attach(summary, primary)
@@ -165,6 +165,7 @@ def compared(
     lines += graded_lines(kept)
     lines += band_lines(kept)
     lines += hit_ratio_lines(kept)
+    lines += preemption_lines(kept)
     if plan is not None and engine_preds:
         lines += comparison_lines(attach(summary, engine_preds), ENGINE_ALONE)
     if plan is not None:

@@ -119,5 +119,5 @@ async def mixed(c: Client, batch: int, prompts: Sequence[int], repeats: int) -> 
             "mixed", [r[0] for r in rows], batch, round(statistics.fmean(r[1] for r in rows)), n, 0
         )
         steps = [(k, 1) for k in range(batch)] + [(batch, n)]  # decoders, then the prompt
-        out.append(with_ubatches(o, steps, batch))
+        out.append(with_ubatches(o, steps, batch) if c.slots else o)  # vLLM: one pass
     return out

@@ -74,3 +74,43 @@ def make_plan(budget: int, slots: int, ctx_per_slot: int) -> ProbePlan:
         prefix_prompt=min(384, room),
         prefix_cached=_fit((128, 256) if not wide else (64, 128, 256, 320), min(384, room) - 16),
     )
+
+
+VLLM_BATCHES = (1, 2, 4, 8)  # --budget 1's decode batches on vLLM: concurrent streams
+VLLM_WIDE_BATCHES = (1, 2, 4, 8, 16, 32)  # --budget 2 and 3
+VLLM_CONTEXT_OUTPUT = 96  # the context probe's streams: their context grows by as much
+
+
+def make_vllm_plan(
+    budget: int, max_num_seqs: int, max_model_len: int, block: int, step_tokens: int
+) -> ProbePlan:
+    """The grid for a vLLM server: it has no slots, so a batch is as many streams at once
+    (up to max_num_seqs); no ubatches (no split probe); cached prefixes in whole KV blocks
+    of `block` tokens (its prefix cache hashes full blocks only). A probe's prompt, beside
+    its decoders, fits one step's token budget (`step_tokens`: max_num_batched_tokens),
+    so each TTFT and stall is one step, never a prompt chunked over several."""
+    fits = min(max_model_len - MARGIN_TOKENS, step_tokens - max(VLLM_BATCHES))
+    room = max(fits, SHORT_PROMPT * 2)
+    wide = budget >= 2
+    batches = VLLM_WIDE_BATCHES if wide else VLLM_BATCHES
+    prompts = (16, 64, 128, 256, 512, 768) if wide else (16, 128, 384, 768)
+    cached = (64, 128, 256, 320) if wide else (128, 256)
+    whole = {k - k % block for k in cached if k >= block}
+    prefix_prompt = min(384, room)
+    return ProbePlan(
+        repeats=1 + 2 * budget,
+        lone_prompts=_fit(prompts, room),
+        decode_batches=_fit(batches, max_num_seqs),
+        decode_output=8 + 8 * budget,
+        context_output=VLLM_CONTEXT_OUTPUT,
+        decode_rounds=2 + 2 * budget,
+        context_prompt=max(min(512 * budget, room - VLLM_CONTEXT_OUTPUT), SHORT_PROMPT),
+        context_batches=_fit((1, batches[-1]), min(max_num_seqs, CONTEXT_MOST)),
+        mixed_decoders=_fit((1, 2, 4, 8) if wide else (1, 4), max_num_seqs - 1)
+        if max_num_seqs > 1
+        else (),
+        mixed_prompts=_fit((32, 128, 256, 512), room),
+        split_batches=(),
+        prefix_prompt=prefix_prompt,
+        prefix_cached=_fit(tuple(whole), prefix_prompt - 16) if whole else (),
+    )

@@ -3,7 +3,8 @@
 Times are the client's socket-read stamps (bench/client.py), on one monotonic clock.
   lone     TTFT of a request alone, at several prompt lengths (= request cost + prefill step)
   prefix   the same, after a request that left its first K tokens in a slot's cache
-           (K as llama-server reports it: timings.cache_n)
+           (K as llama-server reports it: timings.cache_n; vLLM: its prefix cache, K
+           the prefix_cache_hits its /metrics counted for the request)
   decode   D streams started together: the gaps while all D decode (every gap, median)
   context  the same after a long prompt: the step at a larger context
   mixed    D streams decoding, then a prompt of P tokens: the gap each decoder sees at the
@@ -12,7 +13,9 @@ Times are the client's socket-read stamps (bench/client.py), on one monotonic cl
            ubatch of its own (specs/llamacpp_ubatches.py), so the gap prices a ubatch
 Every request names its slot (llama-server's `id_slot`), so each probe's step has the
 ubatches it is recorded with: streams in slots 0..D-1 are one ubatch, a prompt beside
-them a second, streams in slots 0, 2, 4... one each.
+them a second, streams in slots 0, 2, 4... one each. A vLLM server has no slots and no
+ubatches (`Client.slots` False): nothing is pinned, and a lone or prefix request's step
+is the prefill time vLLM's /metrics recorded for it (profile/vllm_server.py).
 A request that fails ends the profile (ProbeError: one line, nothing written).
 """
 
@@ -23,7 +26,7 @@ import bisect
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import aiohttp
 
@@ -32,6 +35,7 @@ from inferlab.bench.prompt_text import make_block, make_prompt
 from inferlab.errors import InferlabError
 from inferlab.profile.record import Observation, Probe
 from inferlab.profile.serverstep import StepSampler
+from inferlab.profile.vllm_server import VllmCounters, counted_after, fetch_counters
 from inferlab.records import RequestRecord
 from inferlab.specs.llamacpp_ubatches import DEFAULT_N_UBATCH, count_ubatches, split_ubatches
 
@@ -64,6 +68,11 @@ class Client:
     sampler: StepSampler
     seed: int = 0
     sent: int = 0
+    # llama-server's slots: each probe request names one (id_slot), and a step is cut into
+    # ubatches by them; vLLM has none: nothing is pinned, and a step is one pass
+    slots: bool = True
+    counted: bool = False  # vLLM: its /metrics counts each lone request (vllm_server.py)
+    windows: list[tuple[str, VllmCounters]] = field(default_factory=list)  # (probe, counts)
 
     def next_seed(self) -> int:
         self.seed += 1
@@ -88,7 +97,7 @@ class Client:
     def endpoint_for(self, cache: bool = False, slot: int | None = None) -> Endpoint:
         """The probes' endpoint with the server's prompt cache on or off, pinned to `slot`."""
         ep = replace(self.endpoint, cache_prompt=cache) if cache else self.endpoint
-        if slot is not None:
+        if slot is not None and self.slots:
             ep = ep.pinned_to(slot)
         return ep
 
@@ -103,6 +112,19 @@ class Client:
                 f"({rec.error or f'HTTP {rec.http_status}'}); is it still running?"
             )
         return rec
+
+    async def send_counted(
+        self, text: str, rec: RequestRecord, cache: bool = False, slot: int | None = None
+    ) -> tuple[RequestRecord, VllmCounters | None]:
+        """`send`, and what vLLM's /metrics counted while it ran (None: not counted)."""
+        before = await fetch_counters(self.session, self.root_url) if self.counted else None
+        rec = await self.send(text, rec, cache, slot)
+        if before is None:
+            return rec, None
+        counted = await counted_after(self.session, self.root_url, before)
+        if counted is not None:
+            self.windows.append((rec.level, counted))
+        return rec, counted
 
 
 def summarise(
@@ -129,32 +151,51 @@ def with_server_prefill(o: Observation, recs: Sequence[RequestRecord]) -> Observ
     return replace(o, server_step_s=statistics.median(ms) / 1e3)
 
 
+def with_counted_prefill(o: Observation, counts: Sequence[VllmCounters | None]) -> Observation:
+    """A TTFT probe's observation with the median of vLLM's own prefill time
+    (request_prefill_time_seconds) over the requests its /metrics counted alone."""
+    alone = [d.prefill_s for d in counts if d is not None and d.alone]
+    return replace(o, server_step_s=statistics.median(alone)) if alone else o
+
+
+def counted_hits(counted: VllmCounters | None) -> int:
+    """The prompt tokens vLLM's prefix cache gave a request it counted alone (else 0)."""
+    return int(counted.prefix_hits) if counted is not None and counted.alone else 0
+
+
 async def lone(c: Client, tokens: int, repeats: int) -> Observation:
-    recs = []
+    recs, counts = [], []
     for _ in range(repeats):
         text, n = await c.prompt(tokens)
-        recs.append(await c.send(text, c.record(n, 1, "lone")))
+        rec, counted = await c.send_counted(text, c.record(n, 1, "lone"))
+        recs.append(rec)
+        counts.append(counted)
     n = int(statistics.median(r.prompt_tokens or r.prompt_tokens_target for r in recs))
     o = summarise("lone", [ttft_s(r) for r in recs], 0, 0, n, 0)
-    return with_server_prefill(replace(o, ubatches=ubatches_of([(0, n)])), recs)
+    o = replace(o, ubatches=ubatches_of([(0, n)])) if c.slots else o
+    return with_counted_prefill(with_server_prefill(o, recs), counts)
 
 
 async def prefix(c: Client, total: int, cached: int, repeats: int) -> Observation:
-    recs, news, hits = [], [], []
+    """A prompt of `total` tokens whose first `cached` a request before it left in the
+    server's cache (llama-server: slot 0; vLLM: its prefix cache, by whole blocks)."""
+    recs, news, hits, counts = [], [], [], []
     for _ in range(repeats):
         block = await make_block(
             c.session, c.root_url, c.endpoint.model, cached, c.next_seed() + 10**6
         )
         await c.send(block, c.record(cached, 1, "prefix"), cache=True, slot=0)  # left in slot 0
         text, n = await c.prompt(total, shared=block)
-        rec = await c.send(text, c.record(n, 1, "prefix"), cache=True, slot=0)
-        hit = rec.cached_prompt_tokens_server or rec.cached_prompt_tokens or 0
+        rec, counted = await c.send_counted(text, c.record(n, 1, "prefix"), cache=True, slot=0)
+        hit = rec.cached_prompt_tokens_server or rec.cached_prompt_tokens or counted_hits(counted)
         recs.append(rec)
+        counts.append(counted)
         news.append((rec.prompt_tokens or n) - hit)
         hits.append(hit)
     k, n = int(statistics.median(hits)), int(statistics.median(news))
     o = summarise("prefix", [ttft_s(r) for r in recs], 0, 0, n, k)
-    return with_server_prefill(replace(o, ubatches=ubatches_of([(0, n)])), recs)
+    o = replace(o, ubatches=ubatches_of([(0, n)])) if c.slots else o
+    return with_counted_prefill(with_server_prefill(o, recs), counts)
 
 
 MIN_GAPS = 8  # gaps needed before a batch's decode step is read from them

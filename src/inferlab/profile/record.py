@@ -29,6 +29,57 @@ Probe = Literal["lone", "prefix", "decode", "context", "mixed", "split"]
 TTFT_PROBES = ("lone", "prefix")
 
 
+# vLLM 0.32's CPU build serving the OpenAI API, where the server does not publish them
+# (engine/arg_utils.py get_batch_defaults: "cpu specific default values"); its /metrics
+# states only its cache config
+VLLM_CPU_DEFAULTS = {"max_num_seqs": 128, "max_num_batched_tokens": 2048}
+# vLLM's settings a profile holds the server to (as llama-server's threads and slots)
+VLLM_COMPARED = (
+    "block_size",
+    "num_gpu_blocks",
+    "enable_prefix_caching",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VllmSettings(JsonRecord):
+    """A vLLM server's scheduler and cache settings: read from it where it states them
+    (/version, /v1/models, /metrics `vllm:cache_config_info`), else vLLM 0.32 CPU's
+    defaults, each named in `defaulted`. The names are vLLM's own (its flags' fields)."""
+
+    version: str | None  # GET /version
+    block_size: int | None  # tokens per KV block: the prefix cache's unit
+    num_gpu_blocks: int | None  # KV blocks (one of them vLLM's null block)
+    enable_prefix_caching: bool | None
+    max_model_len: int | None  # /v1/models
+    max_num_seqs: int  # requests running at once: the largest batch
+    max_num_batched_tokens: int  # a step's token budget (decodes and prompt chunks)
+    defaulted: tuple[str, ...] = ()  # fields the server did not state: VLLM_CPU_DEFAULTS
+
+    @property
+    def kv_tokens(self) -> int | None:
+        """Tokens the KV blocks hold, less vLLM's null block (v1/core/block_pool.py)."""
+        if self.num_gpu_blocks is None or self.block_size is None:
+            return None
+        return max(self.num_gpu_blocks - 1, 1) * self.block_size
+
+    def knob_values(self) -> tuple[tuple[str, int], ...]:
+        """The settings as (vLLM's name, value) pairs, on/off as 1/0; those not known left out."""
+        out = []
+        for name in VLLM_COMPARED:
+            v = getattr(self, name)
+            if v is not None and name != "max_model_len":
+                out.append((name, int(v)))
+        return tuple(out)
+
+    def stated(self, name: str) -> object:
+        """The value of `name` if the server stated it, else None (a default is not compared)."""
+        return None if name in self.defaulted else getattr(self, name)
+
+
 @dataclass(frozen=True, slots=True)
 class ServerIdentity(JsonRecord):
     """Who was profiled; None where the server did not say (then it is not compared)."""
@@ -39,6 +90,7 @@ class ServerIdentity(JsonRecord):
     parallel: int | None = optional()  # slots (llama-server /props total_slots)
     ctx_per_slot: int | None = optional()
     build: str | None = optional()
+    vllm: VllmSettings | None = optional()  # a vLLM server's settings (kind "vllm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +107,11 @@ class Observation(JsonRecord):
     p75_s: float
     n: Count  # repeats (or gaps) behind the median
     # the server's own time for the step: /metrics over the window (decode probes), its
-    # prefill time (timings.prompt_ms: TTFT probes; the fit then splits the TTFT into
-    # this step and the request's own cost)
+    # prefill time (timings.prompt_ms, vLLM's request_prefill_time_seconds: TTFT probes;
+    # the fit then splits the TTFT into this step and the request's own cost)
     server_step_s: float | None = optional()
     # llama.cpp's physical passes in the step (specs/llamacpp_ubatches.py); None: one
-    # (profiles written before they were counted)
+    # (a vLLM step, or profiles written before they were counted)
     ubatches: int | None = optional()
     # decode / split: the median gap of each run (rounds spread over the profile), whose
     # spread is how much the machine's speed moved while it was profiled

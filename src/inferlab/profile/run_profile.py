@@ -4,8 +4,11 @@ Order: one warm-up request, lone, context, mixed, prefix, each followed by round
 decode and split probes (plan.decode_rounds, spread evenly), then the chat template; last,
 llama-server's slots are released highest id first (bench/settle.py): the probes pin their
 slots, and the last left 0, 2, 4, ... released last, so the next load would start from a
-slot order no idle server has (every other slot: one ubatch each). A probe that fails
-raises ProbeError (one line) and nothing is returned, so nothing is written.
+slot order no idle server has (every other slot: one ubatch each). A vLLM server (the
+engine detected, profile/vllm_server.py) gets its own grid (no split probe, no slots to
+settle), and what its /metrics counted is said after the probes (profile/vllm_checks.py).
+A probe that fails raises ProbeError (one line) and nothing is returned, so nothing is
+written.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.settle import settle_slots
 from inferlab.errors import InferlabError
 from inferlab.profile import mixed as mixed_probe
-from inferlab.profile import probes
-from inferlab.profile.probe_plan import SHORT_PROMPT, ProbePlan, make_plan
+from inferlab.profile import probes, vllm_checks
+from inferlab.profile.probe_plan import SHORT_PROMPT, ProbePlan, make_plan, make_vllm_plan
 from inferlab.profile.record import (
     SCHEMA_VERSION,
     Observation,
@@ -36,9 +39,11 @@ from inferlab.profile.record import (
 )
 from inferlab.profile.serverstep import StepSampler
 from inferlab.profile.template import chat_template
+from inferlab.profile.vllm_server import detect_engine, fetch_counters, read_settings, salted
 
 DEFAULT_SLOTS = 1  # a server that does not say how many slots it has: probe one at a time
 DEFAULT_CTX = 1024
+VLLM_BLOCK = 16  # vLLM's block size where its /metrics does not state it (its GPU default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +106,18 @@ class _Probing:
             one = await probes.streams_once(self.c, probe, b, SHORT_PROMPT, self.plan.decode_output)
             self.runs[(probe, b)].append(one)
 
+    def counted(self) -> None:
+        """What vLLM's /metrics counted for the TTFT probe just noted (nothing elsewhere)."""
+        if self.c.windows:
+            self.say(vllm_checks.window_line(self.c.windows))
+            self.c.windows.clear()
+
     async def lone(self) -> None:
         await probes.lone(self.c, SHORT_PROMPT, 1)  # warm-up, not kept
+        self.c.windows.clear()
         for p in self.plan.lone_prompts:
             self.note(await probes.lone(self.c, p, self.plan.repeats))
+            self.counted()
 
     async def context(self) -> None:
         plan = self.plan
@@ -122,6 +135,7 @@ class _Probing:
     async def prefix(self) -> None:
         for k in self.plan.prefix_cached:
             self.note(await probes.prefix(self.c, self.plan.prefix_prompt, k, self.plan.repeats))
+            self.counted()
 
 
 def spread_rounds(total: int, group: int, groups: int) -> int:
@@ -145,6 +159,20 @@ async def _probe_all(
     return p.out
 
 
+async def identify(
+    session: aiohttp.ClientSession, info: ServerInfo, model: str, cfg: ProfileConfig
+) -> ServerIdentity:
+    """Who the server is: its engine detected (vllm_server.detect_engine), then llama-server's
+    /props or vLLM's stated settings."""
+    engine = await detect_engine(session, info)
+    if engine == "vllm":
+        settings = await read_settings(session, info, model)
+        return ServerIdentity(model, "vllm", cfg.threads, build=settings.version, vllm=settings)
+    headers = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+    props = await asyncio.to_thread(fetch_props, props_url(cfg.url), headers, 10.0)
+    return identity_from(info, model, props, cfg.threads)
+
+
 @contextlib.asynccontextmanager
 async def connected(cfg: ProfileConfig) -> AsyncIterator[tuple[probes.Client, ServerIdentity]]:
     """A probe client on the server at cfg.url, and the server's identity."""
@@ -152,17 +180,22 @@ async def connected(cfg: ProfileConfig) -> AsyncIterator[tuple[probes.Client, Se
     async with aiohttp.ClientSession(connector=make_connector(64, keepalive=False)) as session:
         info = await probe_server(session, cfg.url, headers)
         model = pick_model(info, cfg.model)
-        props = await asyncio.to_thread(fetch_props, props_url(cfg.url), headers, 10.0)
-        ident = identity_from(info, model, props, cfg.threads)
+        ident = await identify(session, info, model, cfg)
         ep = Endpoint(
             info.base_url,
             model,
             api_key=cfg.api_key,
-            server_kind=info.kind,
+            server_kind=ident.kind,
             request_timeout_s=probes.PROBE_TIMEOUT_S,
         )
         sampler = StepSampler(session, f"{info.root_url}/metrics")
-        yield probes.Client(session, ep, info.root_url, time.perf_counter_ns(), sampler), ident
+        vllm = ident.vllm is not None
+        ep = salted(ep) if vllm else ep
+        t0 = time.perf_counter_ns()
+        yield (
+            probes.Client(session, ep, info.root_url, t0, sampler, slots=not vllm, counted=vllm),
+            ident,
+        )
 
 
 async def _settled(c: probes.Client, slots: int) -> str:
@@ -175,12 +208,22 @@ async def _settled(c: probes.Client, slots: int) -> str:
     return f"settled  {slots} slots released highest id first, as on an idle server"
 
 
+def plan_for(ident: ServerIdentity, budget: int) -> ProbePlan:
+    """The probe grid for this server: llama-server's slots, or vLLM's settings."""
+    v = ident.vllm
+    if v is not None:
+        ctx = v.max_model_len or DEFAULT_CTX
+        block = v.block_size or VLLM_BLOCK
+        return make_vllm_plan(budget, v.max_num_seqs, ctx, block, v.max_num_batched_tokens)
+    return make_plan(budget, ident.parallel or DEFAULT_SLOTS, ident.ctx_per_slot or DEFAULT_CTX)
+
+
 async def _run(cfg: ProfileConfig) -> ProfileRecord:
     t_start = time.perf_counter()
     async with connected(cfg) as (c, ident):
-        ctx = ident.ctx_per_slot or DEFAULT_CTX
-        plan = make_plan(cfg.budget, ident.parallel or DEFAULT_SLOTS, ctx)
+        plan = plan_for(ident, cfg.budget)
         say = cfg.progress or (lambda _: None)
+        before = await fetch_counters(c.session, c.root_url) if c.counted else None
         obs = await _probe_all(c, plan, say)
         template = await chat_template(c)
         say(
@@ -192,6 +235,10 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
         )
         if ident.kind == "llamacpp" and ident.parallel:
             say(await _settled(c, ident.parallel))
+        if before is not None:
+            after = await fetch_counters(c.session, c.root_url)
+            for line in vllm_checks.profile_lines(obs, before, after):
+                say(line)
     return ProfileRecord(
         schema_version=SCHEMA_VERSION,
         created_unix_s=time.time(),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inferlab.profile.fit import ProfileFit
-from inferlab.profile.record import ProfileRecord
+from inferlab.profile.record import VLLM_COMPARED, ProfileRecord, VllmSettings
 
 
 def fit_lines(fit: ProfileFit) -> list[str]:
@@ -30,8 +30,24 @@ def fit_lines(fit: ProfileFit) -> list[str]:
     return out
 
 
+def vllm_settings_line(v: VllmSettings) -> str:
+    """A vLLM server's settings, those it did not state marked as vLLM 0.32 CPU defaults."""
+    said = ", ".join(
+        f"{name} {getattr(v, name) if getattr(v, name) is not None else '?'}"
+        + (" (not published: vLLM 0.32 CPU's default)" if name in v.defaulted else "")
+        for name in VLLM_COMPARED
+    )
+    return f"vLLM {v.version or '?'}: {said}"
+
+
 def identity_line(p: ProfileRecord) -> str:
     s = p.server
+    if s.vllm is not None:
+        threads = f"threads {s.threads}; " if s.threads is not None else ""
+        return (
+            f"server {s.model} ({threads}{vllm_settings_line(s.vllm)}); probes took "
+            f"{p.wall_s:.1f} s at --budget {p.budget}"
+        )
     return (
         f"server {s.model} ({s.kind}; threads {s.threads if s.threads is not None else '?'}, "
         f"slots {s.parallel if s.parallel is not None else '?'}, ctx/slot "

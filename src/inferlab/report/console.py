@@ -83,7 +83,25 @@ def sweep_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
         head += ["srv steps/s", "srv tok/step", "srv running", "srv KV max"]
         for row, lv in zip(rows, summary.levels, strict=True):
             row += server_cells(lv.server)
+    _add_preemptions(summary, head, rows)
     return head, rows
+
+
+def _add_preemptions(summary: RunSummary, head: list[str], rows: list[list[str]]) -> None:
+    """Preemptions, where any level had one: the server's count with the predicted one
+    beside it ("3 (pred 4)"), or a simulated run's own count."""
+    levels = summary.levels
+    measured = [lv.server.preemptions if lv.server else None for lv in levels]
+    predicted = [lv.predicted.preempted if lv.predicted else None for lv in levels]
+    if any(measured) or any(predicted):
+        head.append("srv preempt")
+        for row, m, p in zip(rows, measured, predicted, strict=True):
+            cell = "-" if m is None else f"{m:g}"
+            row.append(cell if p is None else f"{cell} (pred {p})")
+    elif any(lv.preemptions for lv in levels):  # simulated: the level's own count
+        head.append("preempt")
+        for row, lv in zip(rows, levels, strict=True):
+            row.append("-" if lv.preemptions is None else str(lv.preemptions))
 
 
 def server_cells(srv: ServerLevelMetrics | None) -> list[str]:

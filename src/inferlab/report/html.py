@@ -101,7 +101,7 @@ def _slo_section(summary: RunSummary, out_dir: Path) -> str:
 
 def _predicted_section(summary: RunSummary, out_dir: Path) -> str:
     """Predicted before measuring, beside what was measured, with the error of each."""
-    from inferlab.report.predicted import band_lines, prediction_rows
+    from inferlab.report.predicted import band_lines, prediction_rows, preemption_lines
 
     head, rows = prediction_rows(summary)
     if not rows:
@@ -114,7 +114,8 @@ def _predicted_section(summary: RunSummary, out_dir: Path) -> str:
         "Error = (predicted - measured) / measured.</p>"
         + table
         + "".join(
-            f"<p>{html.escape(line[0].upper() + line[1:])}.</p>" for line in band_lines(summary)
+            f"<p>{html.escape(line[0].upper() + line[1:])}.</p>"
+            for line in (*band_lines(summary), *preemption_lines(summary))
         )
         + _img(out_dir / "predicted_vs_measured.png")
     )

@@ -97,3 +97,15 @@ def band_lines(summary: RunSummary) -> list[str]:
         f"it moved while profiled): {', '.join(counts)} levels"
         + (f"; outside: {', '.join(outside)}" if outside else "")
     ]
+
+
+def preemption_lines(summary: RunSummary) -> list[str]:
+    """Preemptions predicted beside the server's own count, where a level has both (vLLM
+    counts them: vllm:num_preemptions; llama.cpp's slots never preempt)."""
+    out = []
+    for lv in summary.levels:
+        pred = lv.predicted.preempted if lv.predicted else None
+        meas = lv.server.preemptions if lv.server else None
+        if pred is not None and meas is not None:
+            out.append(f"preemptions {lv.label}: predicted {pred}, server {meas:g}")
+    return out

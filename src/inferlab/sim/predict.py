@@ -93,6 +93,7 @@ def predicted_of(lv: LevelSummary, source: str, held_out: bool, requests: int) -
         goodput_requests_per_s=lv.slo.goodput_requests_per_s if lv.slo else None,
         requests=requests,
         prefix_hit_ratio=lv.prefix_cache_hit_ratio,
+        preemptions=lv.preemptions or None,  # absent when none (llama.cpp's never do)
     )
 
 

@@ -17,12 +17,15 @@ from inferlab.sim.running import Running
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    name: str  # a key of sim.policies.POLICIES: "sequential", "static" or "continuous"
+    name: str  # a key of sim.policies.POLICIES: "sequential", "static", "continuous", ...
     max_batch: int = 256
     chunk_tokens: int | None = None  # chunked prefill (continuous): prompt tokens per step
     kv_capacity_tokens: int | None = None  # None: unlimited
     block_tokens: int = 16
     ubatch_tokens: int | None = None  # llama.cpp's n_ubatch: its batch is cut in ubatches
+    # A policy's own knobs beyond these fields, (attr, value) as its registry names them
+    # (sim/policies/vllm_knobs.py: long_prefill_token_threshold, enable_chunked_prefill, ...).
+    knobs: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ def settings(cfg: SimConfig) -> dict[str, Any]:
         "kv_capacity_tokens": p.kv_capacity_tokens,
         "block_tokens": p.block_tokens,
         "seed": cfg.workload.seed if cfg.workload else 0,
+        **({"policy_knobs": dict(p.knobs)} if p.knobs else {}),  # vLLM's beyond these
     }
 
 

@@ -7,6 +7,12 @@ rendered by prometheus_client's own exposition code, with the quirks that
 matter: llama.cpp counts generated tokens only when a request ends, vLLM as
 each token is produced, and vLLM's engine steps are its iteration histogram's
 count. vLLM's MFU counters grow by a scripted `read_bytes_per_step`.
+
+`vllm-kv` is vLLM short of KV blocks, scripted per request as it arrives: preempted
+`KV_PREEMPTIONS` times (vllm:num_preemptions) and half its prompt's tokens found in the
+prefix cache (vllm:prefix_cache_hits of prefix_cache_queries). Every family the vLLM
+dialects publish is one the captured vLLM 0.32 page has, with its labels
+(tests/servermetrics/test_fake_vllm.py holds them to it).
 """
 
 from __future__ import annotations
@@ -23,10 +29,18 @@ if TYPE_CHECKING:
 
     from inferlab.testing.fake_stream import WriteLog
 
-METRICS_DIALECTS = ("none", "llamacpp", "vllm", "vllm-spec")
+METRICS_DIALECTS = ("none", "llamacpp", "vllm", "vllm-spec", "vllm-kv")
 # vllm-spec: a speculative decoder in vLLM's spec_decode_* names: one draft of SPEC_TOKENS
 # per step, SPEC_ACCEPTED of them accepted (acceptance 2/3, mean acceptance length 3).
 SPEC_TOKENS, SPEC_ACCEPTED = 3, 2
+KV_PREEMPTIONS = 2  # vllm-kv: preemptions of each request
+# vLLM's cache config as the captured CPU server stated it (a few of its labels)
+CACHE_INFO = {
+    "block_size": "128",
+    "enable_prefix_caching": "True",
+    "engine": "0",
+    "num_gpu_blocks": "364",
+}
 KV_CAPACITY_TOKENS = 46592  # as the captured vLLM CPU build: 364 blocks x 128
 ITL_BOUNDS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 TTFT_BOUNDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -86,6 +100,9 @@ class FakeEngine:
     e2e: _Hist = field(default_factory=lambda: _Hist(E2E_BOUNDS))
     lock: threading.Lock = field(default_factory=threading.Lock)
     speculative: bool = False  # publish spec_decode_* counters (vllm-spec)
+    kv_starved: bool = False  # vllm-kv: every request preempted, half its prompt cached
+    preemptions: int = 0
+    prefix_hit_tokens: int = 0
 
     def _advance(self, now: float) -> None:
         if self.live:
@@ -99,6 +116,9 @@ class FakeEngine:
             self._advance(time.perf_counter())
             self.live[key] = _Live(prompt_tokens, log, recv_ns)
             self.prompt_tokens += prompt_tokens
+            if self.kv_starved:
+                self.preemptions += KV_PREEMPTIONS
+                self.prefix_hit_tokens += prompt_tokens // 2
 
     def finish(self, key: int) -> None:
         with self.lock:
@@ -162,10 +182,9 @@ def _vllm(e: FakeEngine) -> Iterator[Metric]:
         m.add_metric(lab[1], value)
         return m
 
-    def gauge(name: str, value: float, extra: dict[str, str] | None = None) -> GaugeMetricFamily:
-        extra = extra or {}
-        m = GaugeMetricFamily(f"vllm:{name}", name, labels=[*lab[0], *extra])
-        m.add_metric([*lab[1], *extra.values()], value)
+    def gauge(name: str, value: float) -> GaugeMetricFamily:
+        m = GaugeMetricFamily(f"vllm:{name}", name, labels=lab[0])
+        m.add_metric(lab[1], value)
         return m
 
     def hist(name: str, h: _Hist) -> HistogramMetricFamily:
@@ -176,12 +195,15 @@ def _vllm(e: FakeEngine) -> Iterator[Metric]:
     yield gauge("num_requests_running", running)
     yield gauge("num_requests_waiting", 0)
     yield gauge("kv_cache_usage_perc", kv / KV_CAPACITY_TOKENS)
-    yield gauge("cache_config_info", 1, {"block_size": "128", "num_gpu_blocks": "364"})
+    # labelled by the engine and the cache config only, as vLLM's (no model_name)
+    info = GaugeMetricFamily("vllm:cache_config_info", "cache config", labels=list(CACHE_INFO))
+    info.add_metric(list(CACHE_INFO.values()), 1)
+    yield info
     yield counter("prompt_tokens", e.prompt_tokens)
     yield counter("generation_tokens", generated)
-    yield counter("num_preemptions", 0)
+    yield counter("num_preemptions", e.preemptions)
     yield counter("prefix_cache_queries", e.prompt_tokens)
-    yield counter("prefix_cache_hits", 0)
+    yield counter("prefix_cache_hits", e.prefix_hit_tokens)
     yield counter("estimated_read_bytes_per_gpu", steps * e.read_bytes_per_step)
     yield counter("estimated_flops_per_gpu", steps * e.flops_per_step)
     if e.speculative:
@@ -197,8 +219,11 @@ def _vllm(e: FakeEngine) -> Iterator[Metric]:
 
 
 def engine_for(metrics: str, tpot_s: float) -> FakeEngine:
-    """The engine behind --metrics: its dialect, speculative with vllm-spec."""
-    return FakeEngine(metrics.removesuffix("-spec"), tpot_s, speculative=metrics == "vllm-spec")
+    """The engine behind --metrics: its dialect, speculative with vllm-spec, short of KV
+    blocks with vllm-kv."""
+    dialect = metrics.split("-", 1)[0]
+    spec, kv = metrics == "vllm-spec", metrics == "vllm-kv"
+    return FakeEngine(dialect, tpot_s, speculative=spec, kv_starved=kv)
 
 
 # an aiohttp request handler (as fake_server's)

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from aiohttp import web
 
 from inferlab.engines.lifetime import die_with_parent
+from inferlab.testing.fake_metrics import METRICS_DIALECTS
 from inferlab.testing.fake_scenarios import ENDLESS_CAP_TOKENS, SCENARIOS, STALL_S
 from inferlab.testing.fake_stream import Script, Stream, WriteLog
 
@@ -140,7 +141,7 @@ def main() -> None:
     p.add_argument("--slow-factor", type=float, default=3.0)
     p.add_argument(
         "--metrics",
-        choices=["none", "llamacpp", "vllm", "vllm-spec"],
+        choices=METRICS_DIALECTS,
         default="none",
         help="publish /metrics in this engine's dialect, its counters advanced by a step "
         "clock at --tpot (none: /metrics is a 404)",

@@ -51,6 +51,14 @@ FLAG_NAMES: dict[str, str] = {
     "max_batch": "--max-batch",
     "block_tokens": "--block-tokens",
     "chunked_prefill": "--chunked-prefill",
+    # vLLM's knobs (sim/policies/vllm_knobs.py), as vLLM names its own flags
+    "max_num_batched_tokens": "--max-num-batched-tokens",
+    "max_num_seqs": "--max-num-seqs",
+    "block_size": "--block-size",
+    "num_gpu_blocks": "--num-gpu-blocks",
+    "long_prefill_token_threshold": "--long-prefill-token-threshold",
+    "enable_chunked_prefill": "--enable-chunked-prefill",
+    "enable_prefix_caching": "--enable-prefix-caching",
     # the run folder
     "out_dir": "--out",
     "overwrite": "--overwrite",

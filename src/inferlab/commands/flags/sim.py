@@ -27,8 +27,9 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy",
         choices=list(POLICIES),
-        help="the scheduler: sequential, static batches, continuous batching, or "
-        "llama-server's slots (continuous; llama.cpp with --profile)",
+        help="the scheduler: sequential, static batches, continuous batching, "
+        "llama-server's slots (llama.cpp), or vLLM's V1 scheduler (vllm) (continuous; "
+        "llama.cpp with --profile)",
     )
     p.add_argument("--max-batch", type=int, default=256, help="sequences per step (256)")
     p.add_argument(
@@ -64,6 +65,19 @@ def add_sim_args(p: argparse.ArgumentParser) -> None:
         help=f"stop a simulation past this many engine steps ({DEFAULT_MAX_STEPS})",
     )
     add_engine_args(p)
+    add_vllm_args(p)
+
+
+def add_vllm_args(p: argparse.ArgumentParser) -> None:
+    """vLLM's knobs, as vLLM names its flags (--policy vllm only; default: its CPU build's)."""
+    from inferlab.sim.policies.vllm_knobs import VLLM_KNOBS
+
+    g = p.add_argument_group("vLLM's scheduler (--policy vllm; vLLM's own flag names)")
+    for k in VLLM_KNOBS:  # None when not given: the policy's own default, and misuse is seen
+        if k.kind == "bool":
+            g.add_argument(k.flag, action=argparse.BooleanOptionalAction, help=k.help)
+        else:
+            g.add_argument(k.flag, type=int, help=k.help)
 
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
@@ -149,10 +163,17 @@ def step_choice(args: argparse.Namespace) -> StepChoice:
 
 
 def policy_choice(args: argparse.Namespace) -> PolicyChoice:
+    from inferlab.sim.policies.vllm_knobs import VLLM_KNOBS
     from inferlab.sim.steptime.choice import PolicyChoice
 
+    given = ((k.attr, getattr(args, k.attr)) for k in VLLM_KNOBS)
     return PolicyChoice(
-        args.policy, args.max_batch, args.chunked_prefill, args.kv_capacity, args.block_tokens
+        args.policy,
+        args.max_batch,
+        args.chunked_prefill,
+        args.kv_capacity,
+        args.block_tokens,
+        tuple((a, int(v)) for a, v in given if v is not None),
     )
 
 

@@ -9,6 +9,8 @@ from inferlab.sim.policies.llamacpp import KNOBS as LLAMA_CPP_KNOBS
 from inferlab.sim.policies.llamacpp import Knob, LlamaCppScheduler
 from inferlab.sim.policies.sequential import SequentialScheduler
 from inferlab.sim.policies.static import StaticScheduler
+from inferlab.sim.policies.vllm import VllmScheduler
+from inferlab.sim.policies.vllm_knobs import VLLM_KNOBS
 from inferlab.sim.scheduler import Policy, Scheduler
 
 POLICIES: dict[str, type[BatchScheduler]] = {
@@ -16,9 +18,10 @@ POLICIES: dict[str, type[BatchScheduler]] = {
     "static": StaticScheduler,
     "continuous": ContinuousScheduler,
     "llama.cpp": LlamaCppScheduler,
+    "vllm": VllmScheduler,
 }
 # A policy's own flags, named once: the command line is built from them.
-KNOBS: dict[str, tuple[Knob, ...]] = {"llama.cpp": LLAMA_CPP_KNOBS}
+KNOBS: dict[str, tuple[Knob, ...]] = {"llama.cpp": LLAMA_CPP_KNOBS, "vllm": VLLM_KNOBS}
 
 
 def make_scheduler(policy: Policy) -> Scheduler:

@@ -77,14 +77,16 @@ class StepChoice:
 
 @dataclass(frozen=True, slots=True)
 class PolicyChoice:
-    """What was stated about the scheduler (flags: --policy ... --block-tokens); no name:
-    the profiled server's (llama.cpp) with a profile, else continuous batching."""
+    """What was stated about the scheduler (flags: --policy ... --block-tokens, and vLLM's
+    knobs); no name: the profiled server's (llama.cpp) with a profile, else continuous
+    batching."""
 
     name: str | None = None
     max_batch: int = 256
     chunked_prefill: int | None = None
     kv_capacity_bytes: float | None = None
     block_tokens: int = 16
+    vllm: tuple[tuple[str, int], ...] = ()  # vLLM's knobs given (attr, value; 0/1 for on/off)
 
 
 def llama_knobs(c: StepChoice) -> LlamaCppKnobs:

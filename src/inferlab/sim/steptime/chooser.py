@@ -17,12 +17,13 @@ from collections.abc import Callable
 from inferlab.errors import ConfigError
 from inferlab.physics.capacity import capacity
 from inferlab.sim.limits import MAX_BLOCK_TOKENS, at_least
+from inferlab.sim.policies.vllm_knobs import VllmKnobs
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime.base import StepModel
 from inferlab.sim.steptime.calibrated import LLAMA_CPP_BATCH_TOKENS, fitted_model
 from inferlab.sim.steptime.choice import LLAMA_KNOBS, PolicyChoice, StepChoice, llama_knobs
 from inferlab.sim.steptime.engine_baseline import engine_model
-from inferlab.sim.steptime.profile import check_identity, profiled_model
+from inferlab.sim.steptime.profile import check_identity, profiled_model, served_policy
 from inferlab.sim.steptime.roofline import RooflineStepTime
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec
@@ -108,11 +109,27 @@ def llama_policy(name: str, c: StepChoice) -> Policy | None:
     return None
 
 
+def vllm_policy(name: str, pc: PolicyChoice, sm: StepModel) -> Policy | None:
+    """--policy vllm: its knobs, as vLLM's (its KV blocks: as given, else the KV capacity's);
+    None for another policy (whose command line may not name them)."""
+    if name == "vllm":
+        knobs = VllmKnobs.given(pc.vllm)
+        return knobs.policy(kv_capacity_tokens(pc.kv_capacity_bytes, sm))
+    if pc.vllm:
+        named = ", ".join(f"{{{a}}}" for a, _ in pc.vllm)
+        raise ConfigError(f"{named} apply to {{policy}} vllm only")
+    return None
+
+
 def choose_policy(pc: PolicyChoice, step: StepChoice, sm: StepModel) -> Policy:
-    """The scheduler (sim.scheduler.Policy): llama.cpp's from its knobs, or the named one."""
+    """The scheduler (sim.scheduler.Policy): llama.cpp's or vLLM's from their knobs, or the
+    named one."""
     name = pc.name or ("llama.cpp" if step.profile is not None else "continuous")
     at_least(pc.max_batch, 1, "max_batch")
     at_least(pc.block_tokens, 1, "block_tokens", MAX_BLOCK_TOKENS)
+    served = served_policy(step.profile.record, pc, step) if step.profile is not None else None
+    if served is not None:  # a vLLM profile, no --policy: its knobs (profile.py)
+        return served
     chunk = pc.chunked_prefill
     if chunk is not None:
         at_least(chunk, 1, "chunked_prefill")
@@ -123,5 +140,8 @@ def choose_policy(pc: PolicyChoice, step: StepChoice, sm: StepModel) -> Policy:
     llama = llama_policy(name, step)  # --policy llama.cpp and its knobs
     if llama is not None:
         return llama
+    vllm = vllm_policy(name, pc, sm)  # --policy vllm and its knobs
+    if vllm is not None:
+        return vllm
     tokens = kv_capacity_tokens(pc.kv_capacity_bytes, sm)
     return Policy(name, pc.max_batch, chunk, tokens, pc.block_tokens)

@@ -14,21 +14,35 @@ template, HTTP), before the request can join a step (`costs_of`: `RequestCosts`)
 The profile names the server it measured; a simulation of another model, thread count or
 `--parallel` is refused unless forced (profile/identity.py). Without `--policy`, the
 profiled server's scheduler is simulated: llama.cpp's, at the profile's slots and context
-per slot (choice.py's `profile_knobs`).
+per slot (choice.py's `profile_knobs`); for a vLLM profile, continuous batching at the
+server's max_num_seqs, token budget, KV blocks and block size (`served_policy`, the one
+place to switch to `--policy vllm`). A vLLM server has no slots: its batch is limited by
+the batches the profile measured (2x them, as above), not by a slot count.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inferlab.errors import ConfigError
 from inferlab.profile.fit import ProfileFit, fit_profile
 from inferlab.profile.identity import check_profile_matches
 from inferlab.profile.record import ProfileRecord, ServerIdentity
+from inferlab.sim.policies.vllm_knobs import VllmKnobs
 from inferlab.sim.request import RequestCosts
+from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime.base import DecodeBatch
+from inferlab.sim.steptime.choice import LLAMA_KNOBS, PolicyChoice, StepChoice
 from inferlab.sim.steptime.engine import EXTRAPOLATION_LIMIT
+
+# How to profile larger batches, by engine: llama-server's are its slots; vLLM's are as
+# many streams at once, and the budget sets how many (profile/probe_plan.py)
+WIDER = {
+    "llamacpp": "profile with more slots (--budget 2 widens the grid)",
+    "vllm": "profile at --budget 2 (it measures vLLM's batches up to 32), cap the batch "
+    "with {max_batch}",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,19 +50,24 @@ class ProfileStepTime:
     fit: ProfileFit
     force: bool = False  # allow batches past 2x the largest profiled
     source: str = "profile"
+    engine: str = "llamacpp"  # the profiled server's (ServerIdentity.kind)
 
     @classmethod
     def from_profile(
         cls, profile: ProfileRecord, force: bool = False, scale: float = 1.0
     ) -> ProfileStepTime:
         """The profile's fit; `scale` != 1 multiplies every time term (--step-scale)."""
-        model = cls(fit_profile(profile.observations), force, f"profile of {profile.url}")
+        fit = fit_profile(profile.observations)
+        model = cls(fit, force, f"profile of {profile.url}", profile.server.kind)
         return model if scale == 1.0 else model.scaled(scale)
 
     def scaled(self, factor: float) -> ProfileStepTime:
         """The same model with every time term x `factor`."""
         return ProfileStepTime(
-            self.fit.scaled(factor), self.force, f"{self.source}, every cost x{factor:g}"
+            self.fit.scaled(factor),
+            self.force,
+            f"{self.source}, every cost x{factor:g}",
+            self.engine,
         )
 
     @property
@@ -72,8 +91,8 @@ class ProfileStepTime:
         if limit is not None and batch > limit:
             raise ConfigError(
                 f"batch {batch} is beyond 2x the largest batch the profile measured "
-                f"({self.fit.max_decoders}): profile with more slots (--budget 2 widens the "
-                "grid) or add {force} to extrapolate anyway"
+                f"({self.fit.max_decoders}): {WIDER.get(self.engine, WIDER['llamacpp'])} "
+                "or add {force} to extrapolate anyway"
             )
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:
@@ -131,6 +150,31 @@ def describe_profile_fit(
     return out
 
 
+def served_policy(profile: ProfileRecord, pc: PolicyChoice, step: StepChoice) -> Policy | None:
+    """The profiled vLLM's scheduler when no --policy is named: `--policy vllm` (vLLM's V1
+    scheduler, sim/policies/vllm.py) at the server's settings (its block size and KV blocks,
+    its max_num_seqs and token budget), any vLLM knob given on the command line over them,
+    --max-batch when it is the smaller and --chunked-prefill as the token budget. None for a
+    llama-server's profile (llama.cpp's policy, from its slots: choice.py) or a named
+    policy; llama.cpp's knobs (--parallel ...) are refused: a vLLM server has none."""
+    v = profile.server.vllm
+    if v is None or pc.name is not None:
+        return None
+    given = dict(step.knobs)
+    named = [k.flag for k in LLAMA_KNOBS if k.attr in given]
+    if named:
+        raise ConfigError(
+            f"{', '.join(named)} apply to {{policy}} llama.cpp only: the profile is of a "
+            "vLLM server"
+        )
+    knobs = VllmKnobs.given((*v.knob_values(), *pc.vllm))
+    if pc.max_batch < knobs.max_num_seqs:
+        knobs = replace(knobs, max_num_seqs=pc.max_batch)
+    if pc.chunked_prefill is not None:  # a step's prompt tokens: vLLM's token budget
+        knobs = replace(knobs, max_num_batched_tokens=pc.chunked_prefill)
+    return knobs.policy()
+
+
 def check_identity(
     profile: ProfileRecord,
     model: str | None,
@@ -170,6 +214,7 @@ def profiled_model(
         "threads": s.threads,
         "parallel": s.parallel,
         "ctx_per_slot": s.ctx_per_slot,
+        **({"engine": s.kind, "vllm": s.vllm.to_json()} if s.vllm is not None else {}),
         "profile_budget": profile.budget,
         **model.fit.coefficients(),
         "worst_residual": model.fit.worst_error,
