@@ -280,6 +280,20 @@ class GradedQuantity(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AtMeasuredSpeed(JsonRecord):
+    """The prediction again with every profiled cost x `speed_ratio` (the drift canary's
+    TPOT during the measurement / during the profile, metrics/speed_shift.py): what it
+    would have said at the machine's speed while the level was measured. Made after the
+    measurement and only where the canary moved beyond its noise; stated beside the
+    prediction, never graded (metrics/scoring.py grades the prediction itself)."""
+
+    speed_ratio: float
+    ttft_s: PredictedQuantiles
+    tpot_s: PredictedQuantiles
+    errors: PredictionErrors | None = optional()  # against the measurement, as `errors`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Predicted(JsonRecord):
     """What a level was predicted to measure before it ran (sim/predict.py), from what,
     whether the shape was held out of the fit, and the errors once measured."""
@@ -300,6 +314,8 @@ class Predicted(JsonRecord):
     # the simulated scheduler's preemptions (vLLM's: KV blocks ran out), to set beside the
     # server's own count (server.preemptions); absent: none
     preemptions: Count | None = optional()
+    # the prediction at the machine's speed during the measurement (the canary moved)
+    at_measured_speed: AtMeasuredSpeed | None = optional()
 
     @property
     def preempted(self) -> int:
@@ -550,6 +566,26 @@ class Canary(JsonRecord):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SpeedShift(JsonRecord):
+    """How far the machine's speed moved between a reference and the measurement, read
+    from the drift canary both took (metrics/speed_shift.py): `against` the profile the
+    predictions came from (`level` None: over the whole measurement), or the engine-alone
+    measurement (`level`: the served level its time split is read at). A ratio farther
+    from 1 than `threshold` (max of both sides' own spreads and 5 %) is beyond noise."""
+
+    against: Literal["profile", "engine_alone"]
+    level: str | None
+    reference_readings_ms: tuple[float, ...]  # the reference's canary TPOTs
+    reference_tpot_ms: float  # their median
+    reference_spread: float | None  # (max - min) / median; None with fewer than two
+    measured_tpot_ms: float  # the median of the measurement's canary TPOTs
+    measured_spread: float | None
+    ratio: float  # measured / reference: above 1, the machine ran slower when measured
+    threshold: float
+    beyond_noise: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary(JsonRecord):
     """A whole run (measured or simulated): summary.json."""
 
@@ -572,6 +608,8 @@ class RunSummary(JsonRecord):
     engine_baseline: EngineBench | None = optional(EngineBench.from_json)  # engine-bench
     max_load: MaxLoad | None = optional()  # --find-max-load (slo/search.py)
     canary: Canary | None = optional()  # bench: the machine's speed over the run
+    # the demo: the canary's move since the profile and since the engine-alone measurement
+    speed_shifts: tuple[SpeedShift, ...] | None = optional()
     rest: dict[str, Any] = rest()
 
     @classmethod

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -144,6 +145,13 @@ async def after_level(
 def canary_block(log: CanaryLog, runs: list[LevelRun]) -> Canary:
     """The run's canary for summary.json: every reading, the rest's median and spread,
     and the threshold of the drift rule."""
+    return block_of(log, [(r.level.label, r.repeat) for r in runs])
+
+
+def block_of(log: CanaryLog, steps: Sequence[tuple[str, int | None]]) -> Canary:
+    """A canary record whose readings name the step each preceded: `steps` are what the
+    run measured in order, (a label, its repeat), and a reading's `after_run` indexes
+    them (bench's level runs; the profile's probe groups)."""
     spread = log.rest_spread()
     pinned = log.endpoint.server_kind == "llamacpp"
     return Canary(
@@ -153,18 +161,18 @@ def canary_block(log: CanaryLog, runs: list[LevelRun]) -> Canary:
         rest_tpot_ms=log.rest_median_ms(),
         rest_spread=spread,
         drift_threshold=drift_threshold(spread),
-        readings=tuple(_reading(t, runs) for t in log.taken),
+        readings=tuple(_reading(t, steps) for t in log.taken),
     )
 
 
-def _reading(t: Taken, runs: list[LevelRun]) -> CanaryReading:
-    nxt = runs[t.after_run + 1] if t.after_run + 1 < len(runs) else None
+def _reading(t: Taken, steps: Sequence[tuple[str, int | None]]) -> CanaryReading:
+    nxt = steps[t.after_run + 1] if t.after_run + 1 < len(steps) else None
     return CanaryReading(
         at_s=t.at_s,
         tpot_ms=t.tpot_ms,
         at_rest=t.after_run < 0,
-        before=nxt.level.label if nxt is not None else None,
-        repeat=nxt.repeat if nxt is not None else None,
+        before=nxt[0] if nxt is not None else None,
+        repeat=nxt[1] if nxt is not None else None,
         error=t.error,
     )
 

@@ -1,6 +1,7 @@
 """What the demo prints about its predictions: the SLO it judges by, each level's
 prediction before the sweep, and predicted against measured after it, each quantity
-graded against the measurement's own interval (metrics/scoring.py)."""
+graded against the measurement's own interval (metrics/scoring.py), and how far the
+machine's speed moved since the profile (the drift canary, metrics/speed_shift.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from inferlab.units import fmt_duration
 
 if TYPE_CHECKING:
     from inferlab.slo.grammar import Slo
-    from inferlab.summary import GradedQuantity, LevelSummary, Predicted, PredictedRange, RunSummary
+    from inferlab.summary import (
+        AtMeasuredSpeed,
+        GradedQuantity,
+        LevelSummary,
+        Predicted,
+        PredictedRange,
+        RunSummary,
+        SpeedShift,
+    )
 
 SLO_WHY = "150 ms per token ~ 7 tokens/s, reading speed; 2 s to the first token"
 
@@ -143,3 +152,58 @@ def hit_ratio_lines(summary: RunSummary) -> list[str]:
             f"(a perfect cache: {shown[2]})"
         )
     return out
+
+
+def profile_shift_words(s: SpeedShift) -> str:
+    """The canary's move between the profile and the measurement, and whether it lies
+    beyond both runs' own canary spread."""
+    from inferlab.metrics.speed_shift import noise_words, ran
+
+    ref, meas = s.reference_tpot_ms, s.measured_tpot_ms
+    tail = "" if s.beyond_noise else ": the canary cannot tell the two speeds apart"
+    return (
+        f"the machine ran {ran(meas, ref)} during the measurement than during the profile "
+        f"(canary {ref:.1f} -> {meas:.1f} ms), "
+        f"{noise_words(s, ('profile', 'measurement'))}{tail}"
+    )
+
+
+def _at_cell(name: str, value: float | None, error: float | None, fmt: str) -> str:
+    if value is None:
+        return f"{name} -"
+    err = "" if error is None else f" ({error * 100:+.0f} %)"
+    return f"{name} {value * 1e3:{fmt}} ms{err}"
+
+
+def at_speed_cells(a: AtMeasuredSpeed) -> str:
+    """A prediction at the measurement's speed: TPOT p50, TTFT p50 and p99, each with its
+    error against the measurement."""
+    e = a.errors
+    return ", ".join(
+        (
+            _at_cell("TPOT p50", a.tpot_s.p50, e.tpot_p50 if e else None, ".1f"),
+            _at_cell("TTFT p50", a.ttft_s.p50, e.ttft_p50 if e else None, ".0f"),
+            _at_cell("TTFT p99", a.ttft_s.p99, e.ttft_p99 if e else None, ".0f"),
+        )
+    )
+
+
+def speed_lines(summary: RunSummary) -> list[str]:
+    """The machine's speed since the profile (none where either run has no canary), and
+    where it moved beyond noise, each level's prediction at the measurement's speed."""
+    shift = next((s for s in summary.speed_shifts or () if s.against == "profile"), None)
+    if shift is None:
+        return []
+    lines = [f"machine speed: {profile_shift_words(shift)}"]
+    rows = [
+        (lv.label, a)
+        for lv in summary.levels
+        if lv.predicted is not None and (a := lv.predicted.at_measured_speed) is not None
+    ]
+    if rows:
+        lines.append(
+            f"at the measurement's speed (every profiled cost x{shift.ratio:.2f}, the "
+            "canary's ratio, re-simulated after measuring; stated as such, not graded):"
+        )
+        lines += [f"{label:>10}  {at_speed_cells(a)}" for label, a in rows]
+    return lines

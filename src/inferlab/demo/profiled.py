@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from inferlab.profile.record import ProfileRecord
     from inferlab.sim.predict import Predictor
     from inferlab.slo.grammar import Slo
-    from inferlab.summary import Predicted, RunSummary
+    from inferlab.summary import Canary, Predicted, RunSummary
 
 SEARCH_LEVELS = 5  # the max-load search's levels, on each side
 SEARCH_REQUESTS = 16  # requests per searched level, on each side
@@ -42,6 +42,7 @@ class ProfiledPlan:
     preds: dict[str, Predicted]
     max_concurrency: float | None
     max_line: str
+    canary: Canary | None = None  # the profile's drift canary: its machine speed
 
 
 def _profile(url: str, out: Path, threads: int) -> ProfileRecord:
@@ -115,7 +116,7 @@ def plan_from_profile(
     most = predicted_max(pr, cfg, top)
     line = f"max concurrency within {cfg.slo.text if cfg.slo else 'the SLO'}: predicted {most}"
     print(f"    {line} (the simulator's search, {SEARCH_REQUESTS} requests a level)", flush=True)
-    return ProfiledPlan(pr, preds, most, line)
+    return ProfiledPlan(pr, preds, most, line, record.canary)
 
 
 def searched_max(cfg: BenchConfig, quick: bool, hooks: ProgressHooks) -> tuple[float | None, str]:
@@ -144,10 +145,13 @@ def compared(
     engine_preds: dict[str, Predicted],
     plan: ProfiledPlan | None,
     searched: str | None,
+    workload: Workload | None = None,
 ) -> tuple[RunSummary, list[str]]:
     """The measured summary carrying its predictions (the profile's, else the engine
     alone's), and the lines that compare them: the table, each quantity graded against the
-    measurement's own interval, the band, the prefix-cache hit ratios,
+    measurement's own interval, the band, the machine's speed since the profile (the drift
+    canary's move, and where it moved beyond its noise each level re-simulated from
+    `workload` at the measurement's speed: demo/speed.py), the prefix-cache hit ratios,
     the engine-alone table beside (what serving costs) and the max-load answer."""
     from inferlab.console.predict_text import (
         ENGINE_ALONE,
@@ -155,15 +159,20 @@ def compared(
         comparison_lines,
         graded_lines,
         hit_ratio_lines,
+        speed_lines,
     )
+    from inferlab.demo.speed import at_measured_speed
     from inferlab.metrics.scoring import attach
     from inferlab.report.predicted import band_lines, preemption_lines
 
     primary = plan.preds if plan is not None else engine_preds
     kept = attach(summary, primary)
+    if plan is not None:
+        kept = at_measured_speed(kept, plan.predictor, plan.canary, workload)
     lines = comparison_lines(kept, PROFILED if plan is not None else ENGINE_ALONE)
     lines += graded_lines(kept)
     lines += band_lines(kept)
+    lines += speed_lines(kept)
     lines += hit_ratio_lines(kept)
     lines += preemption_lines(kept)
     if plan is not None and engine_preds:

@@ -1,6 +1,7 @@
-"""Step 3: every level predicted before any request, then llama-server on all cores but
-one, its served profile (profiled.py), the sweep with `inferlab watch` beside it, the
-replay of real traffic (trace.py) and the max load searched; predicted vs measured."""
+"""Step 3: every level predicted before any request, then on llama-server (all cores but
+one, started before the engine alone ran: demo/speed.py) its served profile (profiled.py),
+the sweep with `inferlab watch` beside it, the replay of real traffic (trace.py) and the
+max load searched; predicted vs measured."""
 
 from __future__ import annotations
 
@@ -8,18 +9,18 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferlab import signals
 from inferlab.console.predict_text import prediction_lines, slo_line
 from inferlab.console.progress import ProgressHooks
 from inferlab.demo.config import DemoConfig
 from inferlab.demo.slo import demo_slo
-from inferlab.demo.trace import demo_trace, trace_context_tokens, trace_line, with_trace_level
+from inferlab.demo.trace import trace_context_tokens, trace_line, with_trace_level
 from inferlab.errors import InferlabError
 from inferlab.load.workload import Workload
 
 if TYPE_CHECKING:
     from inferlab.bench.benchmark import BenchConfig, BenchResult
     from inferlab.demo.profiled import ProfiledPlan
+    from inferlab.demo.speed import EngineAlone
     from inferlab.engine_result import EngineBench
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
     from inferlab.load.spec import Level
@@ -125,28 +126,36 @@ def predict_first(
     return preds
 
 
-def serve_and_sweep(
-    cfg: DemoConfig,
-    out: Path,
-    gguf: Path,
-    floor: Floor,
-    extra: dict[str, Any],
-    engine: EngineBench | None,
-) -> BenchResult:
-    """Step 3: predict every level, then llama-server on all cores but one, the sweep."""
-    from inferlab.engines.llama_server import LlamaServer, ServerOptions
+def server_options(
+    cfg: DemoConfig, out: Path, gguf: Path, threads: int, trace: TraceLoad | None
+) -> ServerOptions:
+    """llama-server as the demo runs it: a slot per user of the largest level, each slot
+    the sweep's and the trace's longest request."""
+    from inferlab.engines.llama_server import ServerOptions
 
-    levels, requests, out_tokens = list(cfg.levels), cfg.requests_per_level, cfg.output_tokens
-    cores, threads = extra["machine_cores"], extra["server_threads"]
-    trace = demo_trace(cfg.trace, cfg.quick)
-    opts = ServerOptions(
+    return ServerOptions(
         gguf,
         None,
-        parallel=max(levels),
-        ctx_per_slot=max(cfg.prompt_tokens + out_tokens, trace_context_tokens(trace)) + 64,
+        parallel=max(cfg.levels),
+        ctx_per_slot=max(cfg.prompt_tokens + cfg.output_tokens, trace_context_tokens(trace)) + 64,
         threads=threads,
         log_path=out / "llama-server.log",
     )
+
+
+def serve_and_sweep(
+    cfg: DemoConfig,
+    out: Path,
+    srv: LlamaServer,
+    trace: TraceLoad | None,
+    floor: Floor,
+    extra: dict[str, Any],
+    engine: EngineAlone,
+) -> BenchResult:
+    """Step 3: predict every level, then on llama-server (up since the engine alone ran,
+    on all cores but one) the profile and the sweep; predicted vs measured."""
+    levels, requests, out_tokens = list(cfg.levels), cfg.requests_per_level, cfg.output_tokens
+    cores, threads, opts = extra["machine_cores"], extra["server_threads"], srv.opts
     print(
         f"3/4 predict + serve + sweep: llama-server with {threads} of {cores} cores (the client "
         f"keeps {cores - threads}), {max(levels)} slots; levels {levels}, {requests} requests "
@@ -154,21 +163,24 @@ def serve_and_sweep(
         f"Poisson level{trace_line(trace)}; server log {opts.log_path}",
         flush=True,
     )
-    bench = sweep_config(cfg, out, floor, extra, engine)
-    preds = predict_first(bench, opts, trace, engine, cfg.slo is not None)
-    signals.kept(f"llama-server stopped; its log is {opts.log_path}")  # the sweep says more
-    with LlamaServer(opts) as srv:
-        extra["llama_server"] = " ".join(srv.command()[1:])
-        bench.url = srv.base_url
-        result, profiled, searched = _measured(cfg, bench, srv, opts, (floor, engine))
+    bench = sweep_config(cfg, out, floor, extra, engine.bench)
+    preds = predict_first(bench, opts, trace, engine.bench, cfg.slo is not None)
+    extra["llama_server"] = " ".join(srv.command()[1:])
+    bench.url = srv.base_url
+    result, profiled, searched = _measured(cfg, bench, srv, opts, (floor, engine.bench))
+    from inferlab.bench.benchmark import write_summary
+    from inferlab.demo.speed import with_engine_shifts
+
+    measured = result.summary
     if preds or profiled is not None:  # the measured levels with their predictions and errors
-        from inferlab.bench.benchmark import write_summary
         from inferlab.demo.profiled import compared
 
-        result.summary, lines = compared(result.summary, preds, profiled, searched)
-        write_summary(result.summary_path, result.summary)
+        result.summary, lines = compared(result.summary, preds, profiled, searched, bench.load)
         for line in lines:
             print("  " + line)
+    result.summary = with_engine_shifts(result.summary, engine)  # read beside the split
+    if result.summary is not measured:
+        write_summary(result.summary_path, result.summary)
     return result
 
 

@@ -5,7 +5,9 @@ Every probe is kept as an `Observation`: the step it measured (decoders, their c
 the prompt tokens computed and the tokens cached before them), whether the time includes
 the per-request cost (a TTFT does, a decoder's gap does not), and the median, quartiles
 and count of the repeats (never the fastest pass). The fit (profile/fit.py) is a pure
-function of the observations, so a profile can be refitted without the server.
+function of the observations, so a profile can be refitted without the server. The drift
+canary taken around the probes (`canary`: bench's record of it, profile/run_profile.py)
+says how fast the machine ran while it was profiled.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Literal
 from inferlab.errors import InferlabError
 from inferlab.jsonio import loads_strict
 from inferlab.jsonrecord import Count, JsonRecord, SchemaError, optional
+from inferlab.summary import Canary
 
 SCHEMA_VERSION = 1
 PROFILE_NAME = "profile.json"
@@ -151,6 +154,10 @@ class ProfileRecord(JsonRecord):
     chat_first_tokens: int | None = optional()
     chat_per_message_tokens: int | None = optional()
     chat_shared_tokens: int | None = optional()  # of the first: alike in every chat
+    # the drift canary (bench/canary.py's request) around the probes: the machine's speed
+    # while profiled, set against a measurement's own (metrics/speed_shift.py); absent:
+    # profiles before it, or a server that failed it
+    canary: Canary | None = optional()
 
     def problem(self) -> str | None:
         if self.schema_version != SCHEMA_VERSION:

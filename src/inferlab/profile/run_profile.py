@@ -1,7 +1,9 @@
 """ProfileConfig -> run_profile -> ProfileRecord: who the server is, then every probe in order.
 
-Order: one warm-up request, lone, context, mixed, prefix, each followed by rounds of the
-decode and split probes (plan.decode_rounds, spread evenly), then the chat template; last,
+Order: bench's drift canary at rest (bench/canary.py: one not kept, then REST_READINGS),
+one warm-up request, lone, context, mixed, prefix, each followed by rounds of the decode
+and split probes (plan.decode_rounds, spread evenly) and one canary (none after the last),
+REST_READINGS canaries after the probes, then the chat template; last,
 llama-server's slots are released highest id first (bench/settle.py): the probes pin their
 slots, and the last left 0, 2, 4, ... released last, so the next load would start from a
 slot order no idle server has (every other slot: one ubatch each). A vLLM server (the
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import statistics
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -23,10 +27,20 @@ from typing import Any
 import aiohttp
 
 from inferlab.bench.autofloor import fetch_props, props_url
+from inferlab.bench.canary import (
+    REST_READINGS,
+    CanaryLog,
+    after_level,
+    block_of,
+    canary_endpoint,
+    start_canary,
+    take,
+)
 from inferlab.bench.client import Endpoint, make_connector
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
 from inferlab.bench.settle import settle_slots
 from inferlab.errors import InferlabError
+from inferlab.metrics.speed_shift import readings_ms, spread_of
 from inferlab.profile import mixed as mixed_probe
 from inferlab.profile import probes, vllm_checks
 from inferlab.profile.probe_plan import SHORT_PROMPT, ProbePlan, make_plan, make_vllm_plan
@@ -40,10 +54,12 @@ from inferlab.profile.record import (
 from inferlab.profile.serverstep import StepSampler
 from inferlab.profile.template import chat_template
 from inferlab.profile.vllm_server import detect_engine, fetch_counters, read_settings, salted
+from inferlab.summary import Canary
 
 DEFAULT_SLOTS = 1  # a server that does not say how many slots it has: probe one at a time
 DEFAULT_CTX = 1024
 VLLM_BLOCK = 16  # vLLM's block size where its /metrics does not state it (its GPU default)
+PROBE_GROUPS = ("lone", "context", "mixed", "prefix")  # in order, each its decode rounds after
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +162,7 @@ def spread_rounds(total: int, group: int, groups: int) -> int:
 
 
 async def _probe_all(
-    c: probes.Client, plan: ProbePlan, say: Callable[[str], None]
+    c: probes.Client, plan: ProbePlan, say: Callable[[str], None], canary: CanaryLog | None
 ) -> list[Observation]:
     p = _Probing(c, plan, say)
     groups = (p.lone, p.context, p.mixed, p.prefix)
@@ -154,6 +170,8 @@ async def _probe_all(
         await group()
         for _ in range(spread_rounds(plan.decode_rounds, i, len(groups))):
             await p.decode_round()
+        if i + 1 < len(groups):  # one between groups: the machine's speed through the probes
+            await after_level(canary, c.session, c.t0_ns, i)
     for (probe, b), rs in p.runs.items():
         p.note(probes.streams_observation(probe, b, rs))
     return p.out
@@ -218,13 +236,53 @@ def plan_for(ident: ServerIdentity, budget: int) -> ProbePlan:
     return make_plan(budget, ident.parallel or DEFAULT_SLOTS, ident.ctx_per_slot or DEFAULT_CTX)
 
 
+async def start_canary_at_rest(c: probes.Client, say: Callable[[str], None]) -> CanaryLog | None:
+    """bench's drift canary, REST_READINGS at rest before the probes, after one not kept
+    (a freshly started server's first request); None when all of them failed. Sent as
+    bench sends it: llama-server's slot pinned, vLLM's without the profile's cache salt."""
+    ep = dataclasses.replace(c.endpoint, extra_body_json="")
+    await take(CanaryLog(canary_endpoint(ep)), c.session, c.t0_ns, -1)  # warm-up, not kept
+    log, failed = await start_canary(c.session, ep, c.t0_ns)
+    if failed is not None:
+        say(f"canary   {failed.message}")
+        return None
+    say(
+        f"canary   TPOT {log.rest_median_ms() or 0.0:.2f} ms at rest before the probes "
+        f"({len(log.rest_ms())} readings, spread {_pct(log.rest_spread())})"
+    )
+    return log
+
+
+async def end_canary(
+    c: probes.Client, log: CanaryLog | None, say: Callable[[str], None]
+) -> Canary | None:
+    """REST_READINGS more after the probes; the profile's canary record, said in a line."""
+    if log is None:
+        return None
+    for _ in range(REST_READINGS):
+        await after_level(log, c.session, c.t0_ns, len(PROBE_GROUPS) - 1)
+    block = block_of(log, [(g, None) for g in PROBE_GROUPS])
+    ms = readings_ms(block)
+    say(
+        f"canary   TPOT {statistics.median(ms):.2f} ms over the profile ({len(ms)} readings: "
+        f"at rest, between the probe groups, after them; spread {_pct(spread_of(ms))})"
+    )
+    return block
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
 async def _run(cfg: ProfileConfig) -> ProfileRecord:
     t_start = time.perf_counter()
     async with connected(cfg) as (c, ident):
         plan = plan_for(ident, cfg.budget)
         say = cfg.progress or (lambda _: None)
+        log = await start_canary_at_rest(c, say)
         before = await fetch_counters(c.session, c.root_url) if c.counted else None
-        obs = await _probe_all(c, plan, say)
+        obs = await _probe_all(c, plan, say, log)
+        canary = await end_canary(c, log, say)
         template = await chat_template(c)
         say(
             "template no chat API: nothing measured"
@@ -250,6 +308,7 @@ async def _run(cfg: ProfileConfig) -> ProfileRecord:
         chat_first_tokens=template.first if template else None,
         chat_per_message_tokens=template.per_message if template else None,
         chat_shared_tokens=template.shared if template else None,
+        canary=canary,
     )
 
 
