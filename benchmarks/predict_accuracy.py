@@ -35,7 +35,12 @@ Targets (issue 26): TPOT p50 within 10 %, TTFT p50 within 15 %, TTFT p99 within 
 goodput within 10 % (or both 0), max load equal. Graded (issue 39, metrics/scoring.py): a
 shape's quantity counts as predicted when |predicted - measured| <= max(target x measured,
 the measured 95 % interval's half-width on the prediction's side), each said in a word
-(within_target, within_noise, miss) under its row, beside the interval. Writes
+(within_target, within_noise, miss) under its row, beside the interval. Under each row too,
+the machine's speed since the profile: the drift canary both took (the profile around its
+probes, bench at rest and after the level), their ratio, whether it lies beyond both runs'
+canary spread, and where it does, the shape re-simulated with every profiled cost x the
+ratio (`--step-scale`): what the prediction would say at the measurement's speed, stated
+beside the grade, never graded (each row's `speed`). Writes
 DIR/accuracy.json (every number printed) beside each shape's predicted and measured
 summary.json.
 """
@@ -50,17 +55,26 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inferlab.console.predict_text import at_speed_cells, profile_shift_words
 from inferlab.jsonio import loads_strict, write_json
 from inferlab.metrics import scoring
+from inferlab.metrics.speed_shift import profile_shift
 from inferlab.profile.fit import fit_profile
 from inferlab.profile.record import load_profile
 from inferlab.records import read_records
 from inferlab.sim.predict import predicted_of
-from inferlab.summary import LevelSummary, PredictedRange, RunSummary
+from inferlab.summary import (
+    AtMeasuredSpeed,
+    Canary,
+    LevelSummary,
+    PredictedRange,
+    RunSummary,
+    SpeedShift,
+)
 
 if TYPE_CHECKING:
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
@@ -456,21 +470,73 @@ def band_line(spread: float, band: dict[str, Any]) -> str:
     return f"{'':>16}at the machine's speed +-{spread:.0%}: " + ", ".join(cells)
 
 
+@dataclasses.dataclass(frozen=True)
+class Profiled:
+    """What every shape reads from the profile beside its fit: how far its decode rounds
+    spread (the band), and its drift canary (the machine's speed while it was profiled)."""
+
+    spread: float
+    canary: Canary | None
+
+
+def speed_row(
+    canary: Canary | None, measured: RunSummary, resimulate: Callable[[float], LevelSummary]
+) -> dict[str, Any] | None:
+    """The canary's move between the profile and the shape's measurement
+    (metrics/speed_shift.py) and, where it moved beyond both runs' canary spread, the
+    prediction re-simulated with every profiled cost x the ratio (`simulate --step-scale`),
+    with its errors against the measurement: context beside the grade, never graded.
+    None where either run has no canary."""
+    shift = profile_shift(canary, measured.canary)
+    if shift is None:
+        return None
+    at = None
+    if shift.beyond_noise:
+        p = predicted_of(resimulate(shift.ratio), "", True, 0)
+        err = scoring.errors(p, measured.levels[0])
+        at = AtMeasuredSpeed(speed_ratio=shift.ratio, ttft_s=p.ttft_s, tpot_s=p.tpot_s, errors=err)
+    return {"shift": shift.to_json(), "at_measured_speed": at.to_json() if at else None}
+
+
+def speed_line(speed: dict[str, Any]) -> str:
+    """Under a row: the machine's speed since the profile, and the prediction at the
+    measurement's speed where the canary moved beyond its noise."""
+    shift = SpeedShift.from_json(speed["shift"])
+    text = f"{'':>16}machine speed: {profile_shift_words(shift)}"
+    if speed.get("at_measured_speed"):
+        at = AtMeasuredSpeed.from_json(speed["at_measured_speed"])
+        text += (
+            f"; at the measurement's speed (every profiled cost x{shift.ratio:.2f}, "
+            f"re-simulated; stated as such, not graded): {at_speed_cells(at)}"
+        )
+    return text
+
+
 def run_shape(
     sh: Shape, profile: tuple[str, ...], url: str, out: Path, log: Path, how: Measuring,
-    spread: float,
+    prof: Profiled,
 ) -> dict[str, Any]:  # fmt: skip
     d = out / sh.name
     d.mkdir(parents=True)
     t0 = time.perf_counter()
+    spread = prof.spread
+
+    def at_scale(x: float, name: str) -> LevelSummary:
+        basis = (*profile, "--step-scale", f"{x:.4f}")
+        return predict(basis, sh.flags, d / name, log, SLO).levels[0]
+
     p = predict(profile, sh.flags, d / "predicted", log, SLO).levels[0]  # before measuring
     scaled = [
-        predict((*profile, "--step-scale", f"{x:.4f}"), sh.flags, d / name, log, SLO).levels[0]
+        at_scale(x, name)
         for x, name in ((1 - spread, "predicted-faster"), (1 + spread, "predicted-slower"))
         if spread > 0
     ]
-    m = measure(url, sh.flags, d / "measured", log, SLO, how).levels[0]
+    measured = measure(url, sh.flags, d / "measured", log, SLO, how)
+    m = measured.levels[0]
     row = compare(p, m)
+    row["speed"] = speed_row(
+        prof.canary, measured, lambda x: at_scale(x, "predicted-at-measured-speed")
+    )
     row["band"] = banded(spread, [p, *scaled], m) if scaled else {}
     row["served_prompt_ratio"] = served_prompt_ratio(d)
     row["first_step"] = bursts(d) if sh.kind == "closed" else {}
@@ -481,6 +547,8 @@ def run_shape(
     print_row(sh.name, row)
     if row["band"] and spread > 0:
         print(band_line(spread, row["band"]), flush=True)
+    if row["speed"]:
+        print(speed_line(row["speed"]), flush=True)
     if row["mechanism"]:
         print(f"{'':>16}miss ({', '.join(row['missed'])}): {row['mechanism']}", flush=True)
     return row
@@ -629,11 +697,13 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         shapes = [s for s in shapes if s.kind != "chat"]
     header()
     how = Measuring(settle=not a.no_settle, repeat=a.repeat)
-    spread = fit_profile(load_profile(Path(prof)).observations).speed_spread or 0.0
+    record = load_profile(Path(prof))
+    spread = fit_profile(record.observations).speed_spread or 0.0
     if spread > 0:
         print(f"the profile's decode rounds spread +-{spread:.0%}: each shape is also predicted "
               "at that much faster and slower (its band)", flush=True)  # fmt: skip
-    rows = {sh.name: run_shape(sh, basis, url, a.out, log, how, spread) for sh in shapes}
+    facts = Profiled(spread, record.canary)
+    rows = {sh.name: run_shape(sh, basis, url, a.out, log, how, facts) for sh in shapes}
     loads = (
         []
         if a.no_max_load
@@ -739,6 +809,8 @@ def reprint(out: Path) -> int:
         print_row(name, row)
         if row.get("band") and res.get("speed_spread"):
             print(band_line(res["speed_spread"], row["band"]))
+        if row.get("speed"):
+            print(speed_line(row["speed"]))
         if row["mechanism"]:
             print(f"{'':>16}miss ({', '.join(row['missed'])}): {row['mechanism']}")
     for r in res["max_load"]:

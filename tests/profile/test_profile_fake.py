@@ -85,6 +85,18 @@ def test_profile_recovers_the_scripted_step_costs(tmp_path: Path, run_cli: RunCl
     decode = [o for o in profile.observations if o.probe == "decode"]
     assert all(o.run_medians_s is not None and len(o.run_medians_s) == 4 for o in decode)
     assert fit.speed_spread is not None and "the machine's speed over the profile" in err
+    # bench's drift canary around the probes (bench/canary.py's request, in slot 0): 3 at
+    # rest, one between the probe groups, 3 after them, each named by what it preceded
+    c = profile.canary
+    assert c is not None and c.slot == 0 and c.output_tokens == 16
+    assert [r.before for r in c.readings] == [
+        *("lone",) * 3,
+        *("context", "mixed", "prefix"),
+        *(None,) * 3,
+    ]
+    assert [r.at_rest for r in c.readings] == [True] * 3 + [False] * 6
+    assert all(r.tpot_ms and r.tpot_ms > 0 for r in c.readings)
+    assert c.rest_tpot_ms is not None and "canary   TPOT" in err and "over the profile" in err
 
 
 def test_a_server_that_dies_mid_profile_leaves_one_line_and_no_file(

@@ -69,6 +69,9 @@ def test_a_vllm_is_profiled_as_vllm_and_its_scripted_step_recovered(
     ttft = [o for o in obs if o.probe in ("lone", "prefix")]
     assert all(o.server_step_s and 0 < o.server_step_s < o.median_s for o in ttft)
     assert "vllm     over the profile the server counted" in err and "0 preemptions" in err
+    # the drift canary, as bench sends it to a vLLM: no slot to pin
+    assert profile.canary is not None and profile.canary.slot is None
+    assert len(profile.canary.readings) == 9 and all(r.tpot_ms for r in profile.canary.readings)
     fit = fit_profile(obs)
     shapes = [  # (decoders, context each, prompt tokens, cached before them)
         *((d, 100, 0, 0) for d in (1, 4, 8)),

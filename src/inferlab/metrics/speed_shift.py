@@ -129,7 +129,7 @@ def split_line(s: SpeedShift, split: EngineSplit) -> str:
     verdict = (
         "the split is not reliable at that size"
         if abs(moved) >= abs(serving)
-        else "serving's part is larger than that, but moves with it"
+        else "serving's part is larger than that move: its sign holds, not its size"
     )
     return (
         f"{head}: that move alone is {moved * 1e3:+.1f} ms of the engine's step against "
