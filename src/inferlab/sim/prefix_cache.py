@@ -112,6 +112,14 @@ def block_keys(p: Prompt, block_tokens: int, tokens: int) -> list[int]:
     return keys
 
 
+def request_chain(r: SimRequest, block_tokens: int) -> list[int]:
+    """The block keys of `r`'s prompt and reply as they enter KV (the last token never
+    does): what a prefix cache looks up and, as they are computed, caches."""
+    assert r.prompt is not None
+    total = r.prompt_tokens + r.output_tokens - 1
+    return block_keys(extended(r.prompt, r.output_tokens), block_tokens, total)
+
+
 class BlockPrefixCache:
     """Blocks by hash-chain key: held (by running requests, counted) or free (LRU order).
 
@@ -137,10 +145,7 @@ class BlockPrefixCache:
     def _chain(self, r: SimRequest) -> list[int]:
         keys = self._keys.get(r.id)
         if keys is None:
-            assert r.prompt is not None
-            total = r.prompt_tokens + r.output_tokens - 1  # the last token never enters KV
-            keys = block_keys(extended(r.prompt, r.output_tokens), self.block_tokens, total)
-            self._keys[r.id] = keys
+            keys = self._keys[r.id] = request_chain(r, self.block_tokens)
         return keys
 
     def admit(self, r: SimRequest) -> int:

@@ -55,7 +55,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from inferlab.errors import ConfigError
-from inferlab.sim.policies.base import BatchScheduler
+from inferlab.sim.policies.base import BatchScheduler, requeue
 from inferlab.sim.policies.vllm_blocks import VllmBlockPool
 from inferlab.sim.policies.vllm_knobs import VllmKnobs
 from inferlab.sim.request import SimRequest
@@ -159,18 +159,11 @@ class VllmScheduler(BatchScheduler):
     ) -> None:
         """_preempt_request: its blocks freed (what it computed stays cached until evicted),
         back at the front of the queue, to compute its prompt and output again."""
-        prefilling = victim.decode_from < 0
         if self.pool is not None:
             self.pool.note_room(pending)
         self._first_hit.setdefault(victim.id, victim.cached_tokens)
-        running.remove(victim)
-        if self.pool is not None:
-            kv = victim.prefilled if prefilling else victim.prompt_tokens + victim.generated - 1
-            self.pool.release(victim, kv, done=False)
-        victim.prefilled = 0
-        victim.preemptions += 1
+        requeue(victim, running, waiting, self.pool)
         self.preemptions += 1
-        waiting.appendleft(victim)
 
     def _admit_waiting(
         self,

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from inferlab.sim.kv import KVBlockManager
-from inferlab.sim.prefix_cache import block_keys, extended
+from inferlab.sim.prefix_cache import request_chain
 from inferlab.sim.request import SimRequest
 
 
@@ -55,10 +55,7 @@ class VllmBlockPool:
     def _chain(self, r: SimRequest) -> list[int]:
         keys = self._keys.get(r.id)
         if keys is None:
-            assert r.prompt is not None
-            total = r.prompt_tokens + r.output_tokens - 1  # the last token never enters KV
-            keys = block_keys(extended(r.prompt, r.output_tokens), self.block_tokens, total)
-            self._keys[r.id] = keys
+            keys = self._keys[r.id] = request_chain(r, self.block_tokens)
         return keys
 
     def lookup(self, r: SimRequest, pending: int = 0) -> tuple[int, int]:
