@@ -32,7 +32,12 @@ default), unless another file is named:
   then holds the blocks of its first chunk; a waiting request that does not fit ends the
   step's admissions (FCFS).
 - the engine drains its input queue before each step (v1/engine/core.py 1547-1600):
-  requests that arrive together are scheduled together (`drains_queue`).
+  requests that arrive together are scheduled together (`drains_queue`). An idle engine
+  blocks on the queue and steps with what has reached it once the first request wakes it
+  (1588, 1599): a client's burst reaches it one request at a time through the API
+  process, and on the served CPU build the first request of a closed loop's burst
+  usually stepped alone, the rest in the next step (simulate's `--stagger 1ms` says so;
+  benchmarks/vllm_preemption.py reads it from the server's first tokens).
 - the KV cache and the prefix cache: vllm_blocks.py (block_pool.py, kv_cache_manager.py).
 - the server's prefix-cache hit ratio counts a request at its first scheduling only
   (kv_cache_manager.py 253-262, v1/metrics/stats.py 138-155: a preempted request's lookup
