@@ -377,11 +377,14 @@ def served_prompt_ratio(shape: Path) -> float | None:
     (with the chat template the profile measured): away from 1, tokens one side does not
     see."""
 
-    def total(run: Path) -> int:
-        return sum(r.prompt_tokens or 0 for r in read_records(run / "records.jsonl"))
+    def per_repeat(run: Path) -> float:
+        """Prompt tokens over one pass of the shape (bench --repeat N sends it N times)."""
+        recs = read_records(run / "records.jsonl")
+        repeats = len({r.repeat for r in recs}) or 1
+        return sum(r.prompt_tokens or 0 for r in recs) / repeats
 
-    simulated = total(shape / "predicted")
-    return total(shape / "measured") / simulated if simulated else None
+    simulated = per_repeat(shape / "predicted")
+    return per_repeat(shape / "measured") / simulated if simulated else None
 
 
 BURST_SPREAD_NS = 5_000_000  # requests sent this close to the first: one burst
