@@ -148,3 +148,26 @@ def test_served_prompt_ratio_is_per_pass_of_a_repeated_shape(
             w.write(rec)
         w.close()
     assert predict_accuracy.served_prompt_ratio(tmp_path) == pytest.approx(1.0)
+
+
+def test_the_prefix_hit_ratio_is_judged_against_the_servers_own_within_5_points(
+    predict_accuracy: ModuleType,
+) -> None:
+    def line(hp: float | None, hs: float | None, pp: float, ps: float | None) -> str | None:
+        cache = {
+            "hit_ratio_predicted": hp,
+            "hit_ratio_server": hs,
+            "preemptions_predicted": pp,
+            "preemptions_server": ps,
+        }
+        out: str | None = predict_accuracy.cache_line({"cache": cache})
+        return out
+
+    assert "prefix hits predicted 42.0%, server 45.0% within 5 points" in (
+        line(0.42, 0.45, 0, 0) or ""
+    )
+    assert "MISS" in (line(0.30, 0.45, 0, 0) or "")
+    both = line(None, 0.2, 14, 16) or ""
+    assert "prefix hits predicted -, server 20.0%" in both
+    assert "preemptions predicted 14, server 16" in both
+    assert line(None, None, 0, None) is None  # llama-server: nothing counted
