@@ -71,6 +71,7 @@ from inferlab.summary import (
     AtMeasuredSpeed,
     Canary,
     LevelSummary,
+    Predicted,
     PredictedRange,
     RunSummary,
     SpeedShift,
@@ -250,11 +251,44 @@ def measure(
 def compare(p: LevelSummary, m: LevelSummary) -> dict[str, Any]:
     """Predicted, measured and error for each quantity the targets name (metrics/scoring.py's,
     0 on both sides exact), and the server's own step."""
-    scores = scoring.scored_quantities(predicted_of(p, "", True, 0), m)
+    pred = predicted_of(p, "", True, 0)
+    scores = scoring.scored_quantities(pred, m)
     out: dict[str, Any] = {k: s.to_json() for k, s in scores.items()}
     srv = m.server.step_time_s if m.server else None
     out["server_step_s"] = srv
+    out["cache"] = server_side(pred, m)
     return out
+
+
+def server_side(pred: Predicted, m: LevelSummary) -> dict[str, float | None]:
+    """What the server counts itself beside the simulator's figure: the prefix cache's
+    hit ratio (hit / queried prompt tokens, vLLM's counters) and preemptions."""
+    srv = m.server
+    hits = srv.prefix_cache_hit_tokens if srv else None
+    queried = srv.prefix_cache_query_tokens if srv else None
+    return {
+        "hit_ratio_predicted": pred.prefix_hit_ratio,
+        "hit_ratio_server": hits / queried if hits is not None and queried else None,
+        "preemptions_predicted": float(pred.preempted),
+        "preemptions_server": srv.preemptions if srv else None,
+    }
+
+
+def cache_line(row: dict[str, Any]) -> str | None:
+    """The prefix hit ratio against the server's own (within 5 points, issue 40) and the
+    preemptions beside the server's, where the server counts them."""
+    c = row.get("cache") or {}
+    parts = []
+    hp, hs = c.get("hit_ratio_predicted"), c.get("hit_ratio_server")
+    if hs is not None:
+        pts = None if hp is None else (hp - hs) * 100
+        verdict = "" if pts is None else (" within 5 points" if abs(pts) <= 5 else " MISS")
+        shown = "-" if hp is None else f"{hp:.1%}"
+        parts.append(f"prefix hits predicted {shown}, server {hs:.1%}{verdict}")
+    pp, ps = c.get("preemptions_predicted"), c.get("preemptions_server")
+    if ps is not None and (ps or pp):
+        parts.append(f"preemptions predicted {pp or 0:.0f}, server {ps:.0f}")
+    return f"{'':>16}" + "; ".join(parts) if parts else None
 
 
 def misses(row: dict[str, Any]) -> list[str]:
@@ -337,6 +371,9 @@ def print_row(name: str, row: dict[str, Any]) -> None:
         cells.append(f"{fmt(p, spec):>7} {fmt(m, spec):>7} {err(c['error'])}")
     print(f"{name:>14}  " + "  ".join(cells), flush=True)
     print(grade_line(row), flush=True)
+    cache = cache_line(row)
+    if cache:
+        print(cache, flush=True)
 
 
 GRADED = (
@@ -391,11 +428,14 @@ def served_prompt_ratio(shape: Path) -> float | None:
     (with the chat template the profile measured): away from 1, tokens one side does not
     see."""
 
-    def total(run: Path) -> int:
-        return sum(r.prompt_tokens or 0 for r in read_records(run / "records.jsonl"))
+    def per_repeat(run: Path) -> float:
+        """Prompt tokens over one pass of the shape (bench --repeat N sends it N times)."""
+        recs = read_records(run / "records.jsonl")
+        repeats = len({r.repeat for r in recs}) or 1
+        return sum(r.prompt_tokens or 0 for r in recs) / repeats
 
-    simulated = total(shape / "predicted")
-    return total(shape / "measured") / simulated if simulated else None
+    simulated = per_repeat(shape / "predicted")
+    return per_repeat(shape / "measured") / simulated if simulated else None
 
 
 BURST_SPREAD_NS = 5_000_000  # requests sent this close to the first: one burst
@@ -681,7 +721,13 @@ def profile_server(url: str, out: Path, threads: int, log: Path) -> Path:
 
 def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
     prof = a.profile or profile_server(url, a.out, a.threads, log)
-    basis = ("--profile", str(prof), "--parallel", str(a.parallel), "--threads", str(a.threads))
+    record = load_profile(Path(prof))
+    vllm = record.server.vllm is not None  # the profile detected it
+    basis: tuple[str, ...] = ("--profile", str(prof))
+    if vllm:  # vLLM's scheduler at the profiled settings (no slots, no threads to state)
+        print("engine: vLLM (the profile's settings drive --policy vllm)", flush=True)
+    else:
+        basis += ("--parallel", str(a.parallel), "--threads", str(a.threads))
     cap = capacity(basis, a.parallel, a.out, log)
     print(f"predicted capacity at c={a.parallel}: {cap:.2f} req/s (mixed lengths)", flush=True)
     shapes = [
@@ -696,8 +742,7 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         print("  --fake: the chat shape is skipped (the fake has no chat API)")
         shapes = [s for s in shapes if s.kind != "chat"]
     header()
-    how = Measuring(settle=not a.no_settle, repeat=a.repeat)
-    record = load_profile(Path(prof))
+    how = Measuring(settle=not a.no_settle and not vllm, repeat=a.repeat)  # llama-server's slots
     spread = fit_profile(record.observations).speed_spread or 0.0
     if spread > 0:
         print(f"the profile's decode rounds spread +-{spread:.0%}: each shape is also predicted "
@@ -715,6 +760,7 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         "profile_wall_s": fit["wall_s"],
         "capacity_req_per_s": cap,
         "speed_spread": spread,
+        "engine": "vllm" if vllm else "llamacpp",
         "shapes": rows,
         "max_load": loads,
     }

@@ -3,10 +3,13 @@ by the same targets, and on how many shapes the prediction came as close as it."
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+
+from inferlab.records import RecordWriter, RequestRecord
 
 QUANTITIES = ("tpot_p50_s", "ttft_p50_s", "ttft_p99_s", "goodput_requests_per_s")
 Errors = tuple[float, float, float, float]
@@ -130,3 +133,41 @@ def test_calibration_counts_the_second_measurement_inside_the_firsts_interval(
         capsys.readouterr().out
     )
     assert predict_accuracy.calibration([{"again": {"tpot_p50_s": q(1.0, None)}}]) is None
+
+
+def test_served_prompt_ratio_is_per_pass_of_a_repeated_shape(
+    predict_accuracy: ModuleType, tmp_path: Path
+) -> None:
+    """bench --repeat 3 sends the shape three times: the server computed as many prompt
+    tokens per pass as the simulator (ratio 1.0), not three times as many."""
+    for run, repeats in (("predicted", 1), ("measured", 3)):
+        w = RecordWriter(tmp_path / run / "records.jsonl")
+        for k in range(repeats * 2):
+            rec = RequestRecord(k, "c=1", "measure", 40, 8, repeat=k // 2)
+            rec.prompt_tokens = 40
+            w.write(rec)
+        w.close()
+    assert predict_accuracy.served_prompt_ratio(tmp_path) == pytest.approx(1.0)
+
+
+def test_the_prefix_hit_ratio_is_judged_against_the_servers_own_within_5_points(
+    predict_accuracy: ModuleType,
+) -> None:
+    def line(hp: float | None, hs: float | None, pp: float, ps: float | None) -> str | None:
+        cache = {
+            "hit_ratio_predicted": hp,
+            "hit_ratio_server": hs,
+            "preemptions_predicted": pp,
+            "preemptions_server": ps,
+        }
+        out: str | None = predict_accuracy.cache_line({"cache": cache})
+        return out
+
+    assert "prefix hits predicted 42.0%, server 45.0% within 5 points" in (
+        line(0.42, 0.45, 0, 0) or ""
+    )
+    assert "MISS" in (line(0.30, 0.45, 0, 0) or "")
+    both = line(None, 0.2, 14, 16) or ""
+    assert "prefix hits predicted -, server 20.0%" in both
+    assert "preemptions predicted 14, server 16" in both
+    assert line(None, None, 0, None) is None  # llama-server: nothing counted

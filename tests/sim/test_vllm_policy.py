@@ -15,6 +15,7 @@ from inferlab.sim.policies.vllm import VllmScheduler
 from inferlab.sim.policies.vllm_knobs import VLLM_KNOBS, VllmKnobs
 from inferlab.sim.prefix_cache import own_run
 from inferlab.sim.request import Prompt, RequestModel, SimRequest
+from inferlab.sim.users import ClosedLoop
 from inferlab.sim.workload import Arrival
 from tests.sim.test_llamacpp_slots import Scripted
 
@@ -240,3 +241,31 @@ def test_a_request_the_cache_can_never_hold_is_refused() -> None:
     with pytest.raises(ConfigError, match="cannot hold one request of 60 \\+ 10 tokens"):
         simulate([Arrival(0.0, 60, 10)], Scripted(), knobs.policy())
     simulate([Arrival(0.0, 60, 5)], Scripted(), knobs.policy())  # 64 tokens in KV: fits
+
+
+# A KV-starved CPU server (16 blocks of 128, 15 usable: three requests of 64 + 400 tokens at
+# full length), closed loops of 16 requests. vLLM 0.32's own Scheduler, driven in-process
+# through the same loops (benchmarks/vllm_preemption.py --vllm-python), counted these
+# preemptions and engine steps: with the first burst all in the first step, and with the
+# first request alone (the rest a step later, as an idle engine core takes them: the
+# served CPU build counted 0, 1, 14-16 and 20 preemptions, in 3207-3208, 1682, 1289-1291
+# and 1260 steps).
+STARVED = {  # concurrency: ((preemptions, steps) together, (preemptions, steps) first alone)
+    2: ((0, 3200), (0, 3208)),
+    4: ((1, 1682), (1, 1682)),
+    8: ((13, 1292), (14, 1291)),
+    16: ((17, 1258), (20, 1260)),
+}
+
+
+@pytest.mark.parametrize("concurrency", sorted(STARVED))
+def test_a_kv_starved_closed_loop_preempts_as_vllms_own_scheduler(concurrency: int) -> None:
+    knobs = VllmKnobs(num_gpu_blocks=16)
+    own = prompts_of(*(((own_run(i), 64),) for i in range(16)))
+    got = []
+    for stagger_s in (0.0, 0.001):  # 1 ms: the first request's step starts before the rest
+        loop = ClosedLoop(concurrency, prompts=[64] * 16, outputs=[400] * 16, stagger_s=stagger_s)
+        res = simulate([], Scripted(), knobs.policy(), users=loop, requests=own)
+        assert all(r.finish_s is not None for r in res.requests)
+        got.append((res.preemptions, res.steps))
+    assert tuple(got) == STARVED[concurrency]

@@ -98,7 +98,11 @@ def plan_from_profile(
     from inferlab.sim.predict import predict_levels
     from inferlab.sim.steptime.profile import ProfileStepTime
 
-    print("    profile: the served engine's fixed probes (inferlab profile) ...", flush=True)
+    print(
+        "    profile: the served engine's fixed probes (inferlab profile; it speaks "
+        "llama-server and vLLM) ...",
+        flush=True,
+    )
     try:
         record = _profile(url, out, threads)
     except InferlabError as e:

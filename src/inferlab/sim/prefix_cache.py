@@ -112,21 +112,25 @@ def block_keys(p: Prompt, block_tokens: int, tokens: int) -> list[int]:
     return keys
 
 
-class BlockPrefixCache:
-    """Blocks by hash-chain key: held (by running requests, counted) or free (LRU order).
+def request_chain(r: SimRequest, block_tokens: int) -> list[int]:
+    """The block keys of `r`'s prompt and reply as they enter KV (the last token never
+    does): what a prefix cache looks up and, as they are computed, caches."""
+    assert r.prompt is not None
+    total = r.prompt_tokens + r.output_tokens - 1
+    return block_keys(extended(r.prompt, r.output_tokens), block_tokens, total)
 
-    The KV blocks a request holds are counted by the block manager as before; the free
-    cached blocks fill the room left beside them and are evicted oldest first when it
-    shrinks (`trim`). A block two running requests share is counted for each (the
-    manager counts per request): the cache never holds more than vLLM's would."""
+
+class BlockChains:
+    """What a prefix cache keeps beside its held blocks, for this one and vLLM's block pool
+    (policies/vllm_blocks.py): the free cached blocks in LRU order, each request's chain of
+    block keys and how many of its leading blocks it holds, and the room left for them."""
 
     def __init__(self, kv: KVBlockManager) -> None:
         self.kv = kv
         self.block_tokens = kv.block_tokens
-        self.held: dict[int, int] = {}  # key -> running requests holding it
-        self.free: OrderedDict[int, None] = OrderedDict()  # least recently freed first
+        self.free: OrderedDict[int, None] = OrderedDict()  # cached, held by none: LRU first
         self._keys: dict[int, list[int]] = {}  # request id -> its chain (prompt + reply)
-        self._taken: dict[int, int] = {}  # request id -> leading blocks of it held
+        self._taken: dict[int, int] = {}  # request id -> leading blocks of its chain held
         # The least room beside the held blocks since the last trim (None: unlimited). The
         # free blocks are trimmed to it only before they are read or added to: trimming to
         # each step's room in turn evicts what trimming once to their least does. Blocks
@@ -137,11 +141,21 @@ class BlockPrefixCache:
     def _chain(self, r: SimRequest) -> list[int]:
         keys = self._keys.get(r.id)
         if keys is None:
-            assert r.prompt is not None
-            total = r.prompt_tokens + r.output_tokens - 1  # the last token never enters KV
-            keys = block_keys(extended(r.prompt, r.output_tokens), self.block_tokens, total)
-            self._keys[r.id] = keys
+            keys = self._keys[r.id] = request_chain(r, self.block_tokens)
         return keys
+
+
+class BlockPrefixCache(BlockChains):
+    """Blocks by hash-chain key: held (by running requests, counted) or free (LRU order).
+
+    The KV blocks a request holds are counted by the block manager as before; the free
+    cached blocks fill the room left beside them and are evicted oldest first when it
+    shrinks (`trim`). A block two running requests share is counted for each (the
+    manager counts per request): the cache never holds more than vLLM's would."""
+
+    def __init__(self, kv: KVBlockManager) -> None:
+        super().__init__(kv)
+        self.held: dict[int, int] = {}  # key -> running requests holding it
 
     def admit(self, r: SimRequest) -> int:
         """The tokens of `r` already cached (whole blocks, leaving one token to compute);

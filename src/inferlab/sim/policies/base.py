@@ -10,11 +10,38 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import Protocol
 
 from inferlab.sim.prefix_cache import BlockPrefixCache
 from inferlab.sim.request import SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy
+
+
+class ReleasesBlocks(Protocol):
+    """A prefix cache that takes back a leaving request's blocks (BlockPrefixCache, and
+    vLLM's block pool)."""
+
+    def release(self, r: SimRequest, tokens: int, done: bool) -> None: ...
+
+
+def requeue(
+    victim: SimRequest,
+    running: Running,
+    waiting: deque[SimRequest],
+    cache: ReleasesBlocks | None,
+) -> None:
+    """Preempt `victim` by recompute: out of the running batch, its KV dropped (what it
+    computed stays cached, where a cache is on, until evicted), back at the front of the
+    queue to compute its prompt and output again."""
+    prefilling = victim.decode_from < 0
+    running.remove(victim)
+    if cache is not None:
+        kv = victim.prefilled if prefilling else victim.prompt_tokens + victim.generated - 1
+        cache.release(victim, kv, done=False)
+    victim.prefilled = 0
+    victim.preemptions += 1
+    waiting.appendleft(victim)
 
 
 class BatchScheduler:
@@ -115,17 +142,10 @@ class BatchScheduler:
             if running.kv.used_blocks + grow <= cap:
                 return batch
             victim = running.latest()
-            prefilling = victim.decode_from < 0
             if self.prefix is not None:
                 self.prefix.note_room()
-            running.remove(victim)  # its KV is dropped, to be recomputed when readmitted
-            if self.prefix is not None:  # what it computed stays cached until evicted
-                kv = victim.prefilled if prefilling else victim.prompt_tokens + victim.generated - 1
-                self.prefix.release(victim, kv, done=False)
-            victim.prefilled = 0
-            victim.preemptions += 1
+            requeue(victim, running, waiting, self.prefix)
             self.preemptions += 1
-            waiting.appendleft(victim)
             if any(r is victim for r, _ in batch.chunks):
                 chunks = tuple(c for c in batch.chunks if c[0] is not victim)
                 if not chunks and not batch.decodes:  # its prompt was all the step had

@@ -32,7 +32,12 @@ default), unless another file is named:
   then holds the blocks of its first chunk; a waiting request that does not fit ends the
   step's admissions (FCFS).
 - the engine drains its input queue before each step (v1/engine/core.py 1547-1600):
-  requests that arrive together are scheduled together (`drains_queue`).
+  requests that arrive together are scheduled together (`drains_queue`). An idle engine
+  blocks on the queue and steps with what has reached it once the first request wakes it
+  (1588, 1599): a client's burst reaches it one request at a time through the API
+  process, and on the served CPU build the first request of a closed loop's burst
+  usually stepped alone, the rest in the next step (simulate's `--stagger 1ms` says so;
+  benchmarks/vllm_preemption.py reads it from the server's first tokens).
 - the KV cache and the prefix cache: vllm_blocks.py (block_pool.py, kv_cache_manager.py).
 - the server's prefix-cache hit ratio counts a request at its first scheduling only
   (kv_cache_manager.py 253-262, v1/metrics/stats.py 138-155: a preempted request's lookup
@@ -55,7 +60,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from inferlab.errors import ConfigError
-from inferlab.sim.policies.base import BatchScheduler
+from inferlab.sim.policies.base import BatchScheduler, requeue
 from inferlab.sim.policies.vllm_blocks import VllmBlockPool
 from inferlab.sim.policies.vllm_knobs import VllmKnobs
 from inferlab.sim.request import SimRequest
@@ -159,18 +164,11 @@ class VllmScheduler(BatchScheduler):
     ) -> None:
         """_preempt_request: its blocks freed (what it computed stays cached until evicted),
         back at the front of the queue, to compute its prompt and output again."""
-        prefilling = victim.decode_from < 0
         if self.pool is not None:
             self.pool.note_room(pending)
         self._first_hit.setdefault(victim.id, victim.cached_tokens)
-        running.remove(victim)
-        if self.pool is not None:
-            kv = victim.prefilled if prefilling else victim.prompt_tokens + victim.generated - 1
-            self.pool.release(victim, kv, done=False)
-        victim.prefilled = 0
-        victim.preemptions += 1
+        requeue(victim, running, waiting, self.pool)
         self.preemptions += 1
-        waiting.appendleft(victim)
 
     def _admit_waiting(
         self,

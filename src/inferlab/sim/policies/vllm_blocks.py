@@ -31,35 +31,17 @@ evicted a little early.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from inferlab.sim.kv import KVBlockManager
-from inferlab.sim.prefix_cache import block_keys, extended
+from inferlab.sim.prefix_cache import BlockChains
 from inferlab.sim.request import SimRequest
 
 
-class VllmBlockPool:
+class VllmBlockPool(BlockChains):
     """Cached blocks by chain key: held (by how many running requests) or free (LRU order)."""
 
     def __init__(self, kv: KVBlockManager) -> None:
-        self.kv = kv
-        self.block_tokens = kv.block_tokens
+        super().__init__(kv)
         self.refs: dict[int, int] = {}  # key -> running requests holding its block
-        self.free: OrderedDict[int, None] = OrderedDict()  # cached, held by none: LRU first
-        self._keys: dict[int, list[int]] = {}  # request id -> its chain (prompt + reply)
-        self._taken: dict[int, int] = {}  # request id -> leading blocks of its chain held
-        # The least room beside the held blocks since the last trim (None: unlimited):
-        # what the steps since then evicted (see BlockPrefixCache.room).
-        self.room = kv.capacity_blocks
-
-    def _chain(self, r: SimRequest) -> list[int]:
-        keys = self._keys.get(r.id)
-        if keys is None:
-            assert r.prompt is not None
-            total = r.prompt_tokens + r.output_tokens - 1  # the last token never enters KV
-            keys = block_keys(extended(r.prompt, r.output_tokens), self.block_tokens, total)
-            self._keys[r.id] = keys
-        return keys
 
     def lookup(self, r: SimRequest, pending: int = 0) -> tuple[int, int]:
         """(cached blocks `r` would hit now, how many of them a running request holds):
