@@ -39,7 +39,7 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -88,6 +88,23 @@ class StepScript:
             + self.per_prompt_token_s * sum(n for n, _ in chunks)
             + self.per_kilo_pair_s * pairs / 1000
         )
+
+
+class Hangs(Protocol):
+    gone: bool  # the client hung up: the engine drops the request at its next step
+
+
+@contextlib.contextmanager
+def dropped_on_hangup(req: Hangs) -> Iterator[None]:
+    """While a reply streams: a client that hangs up (or a cancelled handler) marks the
+    request gone, for the engine to drop at its next step; a cancel still propagates."""
+    try:
+        yield
+    except ConnectionResetError:
+        req.gone = True
+    except asyncio.CancelledError:
+        req.gone = True
+        raise
 
 
 @dataclass(eq=False, slots=True)
@@ -220,7 +237,7 @@ class App:
         )
         self.engine.waiting.append(req)
         self.engine.wake.set()
-        try:
+        with dropped_on_hangup(req):
             while (n := await req.out.get()) is not None:
                 await resp.write(_event(f" w{n}"))
             usage = {"prompt_tokens": len(words), "completion_tokens": req.made}
@@ -231,11 +248,6 @@ class App:
             }
             await resp.write(_event(None, {"usage": usage, "timings": timings}))
             await resp.write(b"data: [DONE]\n\n")
-        except ConnectionResetError:  # the client closed the stream: drop it at the next step
-            req.gone = True
-        except asyncio.CancelledError:
-            req.gone = True
-            raise
         return resp
 
     async def slots(self, _: web.Request) -> web.Response:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from inferlab.testing.fake_steps import StepScript
+from inferlab.testing.fake_steps import StepScript, dropped_on_hangup
 from inferlab.testing.fake_vllm_metrics import PageLabels, VllmBooks, render
 
 MODEL = "fake-vllm"
@@ -197,16 +197,11 @@ class App:
         req = _Req(words, max_tokens, str(body.get("cache_salt", "")), time.perf_counter())
         self.engine.waiting.append(req)
         self.engine.wake.set()
-        try:
+        with dropped_on_hangup(req):
             while (n := await req.out.get()) is not None:
                 await resp.write(_event(n, len(words), req.made))
             await resp.write(_event(None, len(words), req.made))
             await resp.write(b"data: [DONE]\n\n")
-        except ConnectionResetError:  # the client closed the stream: dropped at the next step
-            req.gone = True
-        except asyncio.CancelledError:
-            req.gone = True
-            raise
         return resp
 
     async def tokenize(self, request: web.Request) -> web.Response:
