@@ -35,10 +35,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "run the embedded llama.cpp server (SmolLM2-135M Q4_1)"),
     "bench": ("bench", "benchmark an OpenAI-compatible server honestly"),
     "demo": ("demo", "probe, serve SmolLM2 locally, sweep, report (a few minutes)"),
-    "report": (
-        "report",
-        "re-render a run's report, or read another tool's result file against the floor",
-    ),
+    "report": ("report", "re-render a run's report, or another tool's results against the floor"),
     "simulate": ("simulate", "simulate a serving scheduler under a load"),
     "plan": ("plan", "fleet size for a request rate under an SLO, priced"),
     "drill": ("drill", "flash cards with fresh numbers, graded, with a history"),

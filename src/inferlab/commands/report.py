@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report",
-        help="re-render a run's report, or read another tool's result file against the floor",
+        help="re-render a run's report, or another tool's results against the floor",
     )
     p.add_argument(
         "dirs",
