@@ -725,7 +725,13 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
     vllm = record.server.vllm is not None  # the profile detected it
     basis: tuple[str, ...] = ("--profile", str(prof))
     if vllm:  # vLLM's scheduler at the profiled settings (no slots, no threads to state)
-        print("engine: vLLM (the profile's settings drive --policy vllm)", flush=True)
+        cap = 2 * max(fit_profile(load_profile(Path(prof)).observations).max_decoders, 1)
+        basis += ("--max-batch", str(cap))
+        print(
+            f"engine: vLLM (the profile's settings drive --policy vllm; batches capped at "
+            f"{cap}, 2x the largest the profile measured: max_num_seqs is 128)",
+            flush=True,
+        )
     else:
         basis += ("--parallel", str(a.parallel), "--threads", str(a.threads))
     cap = capacity(basis, a.parallel, a.out, log)
