@@ -118,6 +118,7 @@ class RunRecord(JsonRecord):
     counts_with_noise: Counts | None = optional()
     again_counts_with_noise: Counts | None = optional()
     calibration: Calibration | None = optional()  # runs with --again --repeat N
+    engine: str | None = optional()  # "vllm" or "llamacpp" (runs before vLLM: llama-server)
 
 
 def within(name: str, error: float | None, predicted: float | None, measured: float | None) -> bool:
@@ -226,6 +227,7 @@ def record_of(accuracy: Mapping[str, object], run: int, commit: str | None, note
         if graded and again
         else None,
         calibration=_calibration(_mapping(accuracy.get("calibration"))),
+        engine=str(accuracy["engine"]) if isinstance(accuracy.get("engine"), str) else None,
     )
 
 
@@ -337,7 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if n
                 else ""
             )
-            print(f"run {r.run:2d}  {r.date:16}  {r.commit or '-':8}  {got}{eq}{noise}")
+            engine = f"  [{r.engine}]" if r.engine and r.engine != "llamacpp" else ""
+            print(f"run {r.run:2d}  {r.date:16}  {r.commit or '-':8}  {got}{eq}{noise}{engine}")
     return 0
 
 
