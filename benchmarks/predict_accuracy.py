@@ -94,6 +94,10 @@ class Measuring:
 
     settle: bool = True
     repeat: int = 1
+    # vLLM: every measurement's requests carry a cache_salt of their own, so each starts
+    # from a cold prefix cache, as the simulator does (vLLM keeps the blocks of a shape
+    # measured minutes before: a second run's chat shape found 52 % of its prompt cached)
+    salted: bool = False
 
     def flags(self, search: bool = False) -> list[str]:
         out = ["--settle-slots"] if self.settle else ["--no-settle-slots"]  # bench's default: on
@@ -243,6 +247,8 @@ def measure(
     """One bench run of `flags` as `how` says (a max-load search: once, however repeated)."""
     argv = ["bench", "--url", url, *flags, "--slo", slo, "--warmup", "0", "--no-plots"]
     argv += how.flags(search="--find-max-load" in flags)
+    if how.salted:
+        argv += ["--extra-body", json.dumps({"cache_salt": f"{out.resolve()}@{time.time_ns()}"})]
     s = inferlab([*argv, "--json", "--out", str(out)], log)
     summary: RunSummary = RunSummary.from_json(s)
     return summary
@@ -748,7 +754,7 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
         print("  --fake: the chat shape is skipped (the fake has no chat API)")
         shapes = [s for s in shapes if s.kind != "chat"]
     header()
-    how = Measuring(settle=not a.no_settle and not vllm, repeat=a.repeat)  # llama-server's slots
+    how = Measuring(settle=not a.no_settle and not vllm, repeat=a.repeat, salted=vllm)
     spread = fit_profile(record.observations).speed_spread or 0.0
     if spread > 0:
         print(f"the profile's decode rounds spread +-{spread:.0%}: each shape is also predicted "
