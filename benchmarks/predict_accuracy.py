@@ -248,7 +248,8 @@ def measure(
     argv = ["bench", "--url", url, *flags, "--slo", slo, "--warmup", "0", "--no-plots"]
     argv += how.flags(search="--find-max-load" in flags)
     if how.salted:
-        argv += ["--extra-body", json.dumps({"cache_salt": f"{out.resolve()}@{time.time_ns()}"})]
+        salt = f"accuracy-{time.time_ns():x}"  # vLLM: <= 128 characters, no '@', '/' or '\\'
+        argv += ["--extra-body", json.dumps({"cache_salt": salt})]
     s = inferlab([*argv, "--json", "--out", str(out)], log)
     summary: RunSummary = RunSummary.from_json(s)
     return summary
