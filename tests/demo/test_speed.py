@@ -30,7 +30,8 @@ from inferlab.metrics.speed_shift import readings_ms
 from inferlab.profile.record import SCHEMA_VERSION, ProfileRecord, ServerIdentity
 from inferlab.profile.run_profile import ProfileConfig, connected, end_canary, start_canary_at_rest
 from inferlab.summary import Canary, EngineSplit, RunSummary
-from inferlab.testing.fake_steps import StepScript, running_fake_steps
+from inferlab.testing.fake_steps import running_fake_steps
+from tests.bench.test_canary import STEADY as BENCH_STEADY
 from tests.metrics.test_speed_shift import canary, split
 from tests.profile.test_fit import scripted_observations
 
@@ -163,19 +164,7 @@ def test_a_server_that_does_not_answer_gives_no_readings_and_says_why() -> None:
 # Every step 100 ms whatever it holds (tests/bench/test_canary.py's): a canary's TPOT is the
 # step, 130 ms once slow. The profile's canary sends 7 requests (1 not kept, 3 at rest, 3
 # after); from the 8th on (the bench's first) every step is 30 % slower.
-STEADY = StepScript(
-    base_s=0.1,
-    per_decode_s=0.0,
-    per_context_token_s=0.0,
-    per_prompt_token_s=0.0,
-    per_kilo_pair_s=0.0,
-    per_ubatch_s=0.0,
-    request_overhead_s=0.001,
-    request_per_prompt_token_s=0.0,
-    slots=4,
-    slower_after=7,
-    slower_by=0.3,
-)
+STEADY = dataclasses.replace(BENCH_STEADY, slower_after=7, slower_by=0.3)
 
 
 async def _profile_canary(url: str) -> Canary | None:

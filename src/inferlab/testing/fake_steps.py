@@ -284,12 +284,18 @@ async def serve(script: StepScript, port: int) -> None:
     web_app.router.add_get("/slots", app.slots)
     web_app.router.add_post("/tokenize", tokenize)
     web_app.router.add_post("/v1/completions", app.completions)
+    await listen(web_app, port)
+    await app.engine.loop()
+
+
+async def listen(web_app: web.Application, port: int) -> None:
+    """Serve `web_app` on 127.0.0.1:`port` (0: a free one) and print the port for the
+    launcher (running_fake_steps, the vLLM fake's) to read."""
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
     await site.start()
     print(f"PORT {runner.addresses[0][1]}", flush=True)
-    await app.engine.loop()
 
 
 @contextlib.contextmanager

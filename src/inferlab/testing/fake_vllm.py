@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from inferlab.testing.fake_steps import StepScript, dropped_on_hangup
+from inferlab.testing.fake_steps import StepScript, dropped_on_hangup, listen
 from inferlab.testing.fake_vllm_metrics import PageLabels, VllmBooks, render
 
 MODEL = "fake-vllm"
@@ -237,11 +237,7 @@ async def serve(script: VllmScript, port: int) -> None:
     web_app.router.add_get("/metrics", app.metrics)
     web_app.router.add_post("/tokenize", app.tokenize)
     web_app.router.add_post("/v1/completions", app.completions)
-    runner = web.AppRunner(web_app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
-    await site.start()
-    print(f"PORT {runner.addresses[0][1]}", flush=True)
+    await listen(web_app, port)
     await app.engine.loop()
 
 
