@@ -29,8 +29,9 @@ def pred(ttft50: float, ttft99: float, tpot: float, tps: float, hit: float | Non
     )
 
 
-def plan(preds: dict[str, Predicted]) -> ProfiledPlan:
-    record = ProfileRecord(
+def scripted_profile() -> ProfileRecord:
+    """A llama-server profile (4 slots of 1024) whose observations are the fit test's."""
+    return ProfileRecord(
         schema_version=SCHEMA_VERSION,
         created_unix_s=0.0,
         url="http://x/v1",
@@ -39,7 +40,10 @@ def plan(preds: dict[str, Predicted]) -> ProfiledPlan:
         wall_s=1.0,
         observations=tuple(scripted_observations()),
     )
-    pr = profiled_predictor(record, 4, 4096, None)
+
+
+def plan(preds: dict[str, Predicted]) -> ProfiledPlan:
+    pr = profiled_predictor(scripted_profile(), 4, 4096, None)
     return ProfiledPlan(pr, preds, 4.0, "max concurrency within ttft=2s: predicted 4.0")
 
 

@@ -27,13 +27,12 @@ from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 from inferlab.metrics.scoring import attach
 from inferlab.metrics.speed_shift import readings_ms
-from inferlab.profile.record import SCHEMA_VERSION, ProfileRecord, ServerIdentity
 from inferlab.profile.run_profile import ProfileConfig, connected, end_canary, start_canary_at_rest
 from inferlab.summary import Canary, EngineSplit, RunSummary
 from inferlab.testing.fake_steps import running_fake_steps
 from tests.bench.test_canary import STEADY as BENCH_STEADY
+from tests.commands.test_demo_profile import scripted_profile
 from tests.metrics.test_speed_shift import canary, split
-from tests.profile.test_fit import scripted_observations
 
 SWEEP = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
 C1 = Level("concurrency", 1)
@@ -42,16 +41,7 @@ WORKLOAD = Workload.fixed(prompt_tokens=32, output_tokens=64, levels=[C1], reque
 
 
 def _plan(profile_canary: Canary | None) -> ProfiledPlan:
-    record = ProfileRecord(
-        schema_version=SCHEMA_VERSION,
-        created_unix_s=0.0,
-        url="http://x/v1",
-        server=ServerIdentity("m.gguf", "llamacpp", 1, 4, 1024),
-        budget=1,
-        wall_s=1.0,
-        observations=tuple(scripted_observations()),
-    )
-    pr = profiled_predictor(record, 4, 4096, None)
+    pr = profiled_predictor(scripted_profile(), 4, 4096, None)
     preds = {"c=1": pr.predict(WORKLOAD, C1)}
     return ProfiledPlan(pr, preds, 4.0, "max concurrency: predicted 4.0", profile_canary)
 
