@@ -3,6 +3,7 @@ repeat, every repeat kept in summary.json with the level's intervals, and the ta
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import Iterator
@@ -158,3 +159,26 @@ def test_skewed_intervals_keep_the_narrow_table_within_100_columns() -> None:
     assert max(len(line) for line in lines) <= 100
     assert any(line.rstrip().endswith("24%") for line in lines)  # c=1's MBU, not cut
     assert any("[2087.1, 3710.4]" in line for line in lines)  # c=16's TTFT p50 interval
+
+
+@pytest.mark.slow
+def test_a_later_repeat_shares_its_prefix_only_with_itself(tmp_path: Path) -> None:
+    """--prefix-groups 1 against the fake that caches prompts (cache_n): within each repeat
+    the first request computes the shared prefix and the next find it cached; the second
+    repeat's first request finds nothing the first repeat left (its prefix text is salted
+    with its own seed), so both repeats are the same measurement."""
+    from inferlab.load.workload import Prefix
+    from inferlab.testing.fake_steps import MODEL, StepScript, running_fake_steps
+
+    script = StepScript(base_s=0.001, per_decode_s=0.0, request_overhead_s=0.0, slots=1)
+    load = dataclasses.replace(_workload((1,), 3), prefix=Prefix(1, 24), warmup=0)
+    with running_fake_steps(script) as url:
+        cfg = BenchConfig(url=url, model=MODEL, load=load, out_dir=tmp_path, repeats=2)
+        cfg = dataclasses.replace(cfg, canary=False)
+        res = event_loop_runner()(run_benchmark(cfg))
+    recs = sorted(read_records(res.records_path), key=lambda r: r.send_ns)
+    for k in (0, 1):
+        cached = [r.cached_prompt_tokens_server for r in recs if r.repeat == k]
+        assert len(cached) == 3
+        assert cached[0] is not None and cached[0] < 24  # cold: the prefix computed
+        assert all(c is not None and c >= 24 for c in cached[1:])  # then found cached

@@ -55,15 +55,23 @@ def schedule_s(level: Level, warm: Requests, reqs: Requests) -> list[float | Non
     return warm_at + [shift + t for t in reqs.arrival_s.tolist()]
 
 
-async def _blocks(target: Target, specs: list[RequestSpec]) -> dict[int, str]:
-    """The text of every shared block the specs use, made once each."""
+async def _blocks(target: Target, specs: list[RequestSpec], salt: int) -> dict[int, str]:
+    """The text of every shared block the specs use, made once each, salted with the
+    level's seed: a later level or repeat shares prefixes only within itself (the same
+    trace replayed again would otherwise be served from the cache the first one filled)."""
     sizes = {b: s.block_tokens for s in specs for b in s.prefix_blocks[: _usable(s)]}
     sem = asyncio.Semaphore(PARALLEL)
 
     async def one(key: int, tokens: int) -> tuple[int, str]:
         async with sem:
             return key, await make_block(
-                target.session, target.root_url, target.model, tokens, key, target.source.local
+                target.session,
+                target.root_url,
+                target.model,
+                tokens,
+                key,
+                target.source.local,
+                salt,
             )
 
     return dict(await asyncio.gather(*(one(k, n) for k, n in sizes.items())))
@@ -80,7 +88,7 @@ async def make_level_prompts(
     """Every request of the level, warm-up first, as prompts ready to send."""
     specs = [*warm, *reqs]
     at = schedule_s(level, warm, reqs)
-    texts = await _blocks(target, specs)
+    texts = await _blocks(target, specs, seed)
     sem = asyncio.Semaphore(PARALLEL)
 
     async def one(i: int, s: RequestSpec) -> Prompt:

@@ -172,10 +172,13 @@ async def make_block(
     tokens: int,
     key: int,
     local: LocalCounter | None = None,
+    salt: int | None = None,
 ) -> str:
     """The shared text of one block (a prefix group or a trace hash id): `tokens` tokens
-    where /tokenize answers, the same words for the same key wherever it is asked."""
-    rng = random.Random(f"block-{key}")
+    where /tokenize answers, the same words for the same key (and `salt`) wherever it is
+    asked. bench salts a level's blocks with the level's own seed, so that a later level or
+    repeat shares its prefixes within itself, never with what an earlier one left cached."""
+    rng = random.Random(f"block-{key}" if salt is None else f"block-{salt}-{key}")
     words = ["system", *(rng.choice(_WORDS) for _ in range(max(tokens - 1, 0)))][: max(tokens, 1)]
     n = await count_tokens(session, root_url, model, " ".join(words), local)
     for _ in range(12):

@@ -20,8 +20,10 @@ and it is cut after SETTLE_TIMEOUT_S.
 Other engines have no slots to settle; what is known to carry state from one level (or
 repeat) to the next on each is stated with the run (`carried_state`, an info note): vLLM's
 automatic prefix caching and SGLang's radix cache keep earlier prompts' KV, so a later
-level finds cached whatever prefix it shares with an earlier one (bench's prompts are fresh
-per level and repeat: only prefixes a workload shares on purpose).
+level finds cached whatever prefix it shares with an earlier one. bench's prompts are fresh
+per level and repeat, the prefixes a workload shares on purpose (prefix groups, turns, a
+trace's hash blocks) included: those are shared within a level, salted with its seed, so
+no level is served from what an earlier one left.
 """
 
 from __future__ import annotations
@@ -99,8 +101,9 @@ _CACHES = {
     ),
 }
 _FRESH = (
-    "bench sends fresh prompts to every level and repeat, so only a prefix the workload "
-    "shares on purpose (shared prefixes, turns, a trace's) can be found already cached"
+    "bench sends fresh prompts to every level and repeat, shared prefixes included (a "
+    "prefix group's, a trace's hash blocks: shared within the level only), so a level finds "
+    "cached only what it shares with itself"
 )
 
 
