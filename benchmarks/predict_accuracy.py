@@ -264,6 +264,7 @@ def compare(p: LevelSummary, m: LevelSummary) -> dict[str, Any]:
     srv = m.server.step_time_s if m.server else None
     out["server_step_s"] = srv
     out["cache"] = server_side(pred, m)
+    out["tail_undersampled"] = [k for k in scores if scoring.tail_undersampled(m, k)]
     return out
 
 
@@ -659,9 +660,13 @@ def calibration(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The first measurement's 95 % intervals checked against the second: over every
     (shape, quantity) pair whose first measurement has an interval, how often the second
     measurement's value lies inside it (the intervals claim 95 %; the issue asks >= 85 %),
-    and the intervals' half-widths relative to the value (median and widest)."""
+    and the intervals' half-widths relative to the value (median and widest). `bounded`:
+    the same over the pairs whose interval claims 95 % (not tail_undersampled: a p99 from
+    fewer than 368 requests has no upper bound, so its interval claims nothing above)."""
     covered, widths, per = 0, [], {}
+    bounded = [0, 0]
     for r in rows:
+        tail = set(r.get("tail_undersampled") or ())
         for k in scoring.TARGETS:
             q = r.get("again", {}).get(k)
             ci, first, second = (
@@ -673,6 +678,8 @@ def calibration(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                 continue
             inside = ci[0] <= second <= ci[-1]
             covered += inside
+            if k not in tail:
+                bounded = [bounded[0] + inside, bounded[1] + 1]
             hit, n = per.get(k, (0, 0))
             per[k] = (hit + inside, n + 1)
             widths.append((ci[-1] - ci[0]) / 2 / first)
@@ -686,6 +693,8 @@ def calibration(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "per_quantity": {k: {"covered": h, "pairs": n} for k, (h, n) in per.items()},
         "half_width_median": widths[len(widths) // 2],
         "half_width_max": widths[-1],
+        "bounded_covered": bounded[0],
+        "bounded_pairs": bounded[1],
     }
 
 
@@ -699,6 +708,12 @@ def print_calibration(cal: dict[str, Any]) -> None:
         f"target >= 85 %): {per}; half-widths median {cal['half_width_median']:.1%}, "
         f"widest {cal['half_width_max']:.1%} of the value"
     )
+    b, n = cal.get("bounded_covered"), cal.get("bounded_pairs")
+    if n and n < cal["pairs"]:
+        print(
+            f"  of them, the {n} pairs whose interval claims 95 % (not tail_undersampled: a "
+            f"p99 of fewer than 368 requests has no upper bound): {b} of {n} ({b / n:.0%})"
+        )
 
 
 def profile_server(url: str, out: Path, threads: int, log: Path) -> Path:

@@ -135,6 +135,26 @@ def test_calibration_counts_the_second_measurement_inside_the_firsts_interval(
     assert predict_accuracy.calibration([{"again": {"tpot_p50_s": q(1.0, None)}}]) is None
 
 
+def test_calibration_also_counts_the_pairs_whose_interval_claims_95_percent(
+    predict_accuracy: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A TTFT p99 from too few requests (tail_undersampled) counts among all pairs, and is
+    left out of the pairs whose interval claims 95 %: here 1 of 2 overall, 1 of 1 bounded."""
+
+    def q(second: float) -> dict[str, Any]:
+        return {"predicted": second, "measured": 1.0, "error": 0.0, "ci95": [0.9, 1.1]}
+
+    row = {
+        "again": {"tpot_p50_s": q(1.0), "ttft_p99_s": q(1.3)},
+        "tail_undersampled": ["ttft_p99_s"],
+    }
+    cal = predict_accuracy.calibration([row])
+    assert (cal["pairs"], cal["covered"]) == (2, 1)
+    assert (cal["bounded_pairs"], cal["bounded_covered"]) == (1, 1)
+    predict_accuracy.print_calibration(cal)
+    assert "the 1 pairs whose interval claims 95 %" in capsys.readouterr().out
+
+
 def test_served_prompt_ratio_is_per_pass_of_a_repeated_shape(
     predict_accuracy: ModuleType, tmp_path: Path
 ) -> None:

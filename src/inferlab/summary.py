@@ -353,12 +353,17 @@ class RepeatStats(JsonRecord):
 class Interval(JsonRecord):
     """One statistic of a level (`quantity`: "tpot_s.p50", "output_tokens_per_s_total"), its
     95 % confidence interval `ci95` ([low, high], the statistic's unit) and, with two
-    repeats or more, its coefficient of variation across them (std / mean, as AIPerf's)."""
+    repeats or more, its coefficient of variation across them (std / mean, as AIPerf's).
+    `tail_undersampled` (true, else absent): a high percentile from fewer requests than a
+    95 % upper bound on it needs (metrics/intervals.py's requests_for_upper_bound: p99
+    368, p95 72, p90 36); `ci95`'s high end is then the bootstrap's, about the slowest
+    request seen, and bounds nothing: a repeat lands above it far more often than 2.5 %."""
 
     quantity: str
     value: float
     ci95: tuple[float, ...]
     cv_across_repeats: float | None = optional()
+    tail_undersampled: bool | None = optional()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

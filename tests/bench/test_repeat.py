@@ -93,6 +93,27 @@ def test_the_table_shows_the_interval(repeated: BenchResult) -> None:
     assert "3 repeats per level, interleaved" in text
 
 
+@pytest.mark.slow
+def test_a_p99_of_18_requests_is_flagged_and_its_cell_has_no_upper_end(
+    repeated: BenchResult,
+) -> None:
+    """18 requests per level bound a p50 (6 do) but not a p99 (368 would): the p99's
+    interval says tail_undersampled, its table cell ends in `?`, and a line says why."""
+    d = json.loads(repeated.summary_path.read_text())
+    for lv in d["levels"]:
+        got = {i["quantity"]: i for i in lv["uncertainty"]["intervals"]}
+        assert got["ttft_s.p99"]["tail_undersampled"] is True
+        assert "tail_undersampled" not in got["ttft_s.p50"]
+        assert "tail_undersampled" not in got["output_tokens_per_s_total"]
+    out = io.StringIO()
+    print_sweep(repeated.summary, wide=True, file=out)
+    text = out.getvalue()
+    assert ", ?]" in text and "a 95 % upper bound needs 368 requests for p99" in text
+    narrow = io.StringIO()  # no TTFT p99 column there: no `?`, and no line about it
+    print_sweep(repeated.summary, file=narrow)
+    assert "?]" not in narrow.getvalue() and "368 requests" not in narrow.getvalue()
+
+
 def test_one_repeat_says_it_does_not_cover_drift(tmp_path: Path) -> None:
     d = json.loads((DATA / "llama_cpu_sweep_summary.json").read_text())
     lv = d["levels"][0]

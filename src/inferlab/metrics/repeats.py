@@ -13,6 +13,7 @@ from inferlab.metrics.intervals import (
     RESAMPLES,
     ci_of,
     cv_of,
+    requests_for_upper_bound,
     resampled_percentiles,
     resampled_ratio,
 )
@@ -78,9 +79,14 @@ def latency_intervals(
             ci = ci_of(value, res[:, k])
             values = [v for part in parts if (v := _stat(getattr(part, q), p)) is not None]
             cv = cv_of(values) if len(parts) > 1 else None
+            few = getattr(combined, q).n < requests_for_upper_bound(PERCENTILES[p])
             out.append(
                 Interval(
-                    quantity=f"{q}.{p}", value=value, ci95=(ci.low, ci.high), cv_across_repeats=cv
+                    quantity=f"{q}.{p}",
+                    value=value,
+                    ci95=(ci.low, ci.high),
+                    cv_across_repeats=cv,
+                    tail_undersampled=True if few else None,
                 )
             )
     return out

@@ -113,6 +113,14 @@ def measured_ci95(measured: LevelSummary, key: str) -> tuple[float, float] | Non
     return None if iv is None else (iv.ci95[0], iv.ci95[-1])
 
 
+def tail_undersampled(measured: LevelSummary, key: str) -> bool:
+    """Whether the measured interval of a quantity (by its key here) is from too few
+    requests to bound it from above (summary.Interval.tail_undersampled)."""
+    u, name = measured.uncertainty, INTERVALS.get(key)
+    iv = u.of(name) if u is not None and name is not None else None
+    return bool(iv is not None and iv.tail_undersampled)
+
+
 def noise_half_width(
     predicted: float | None, measured: float | None, ci95: Sequence[float] | None
 ) -> float | None:

@@ -262,7 +262,9 @@ def print_sweep(summary: RunSummary, wide: bool = False, file: IO[str] | None = 
     c.print(sweep_table(summary, wide))
     for line in slo_lines(summary):
         c.print(line, highlight=False)
-    for line in interval_lines(summary):
+    shown = sweep_rows(summary) if wide else essential_rows(summary)
+    tail = any("?]" in cell for row in shown[1] for cell in row)  # a `[lo, ?]` cell shown
+    for line in interval_lines(summary, tail):
         c.print(line, highlight=False, markup=False)  # "[low, high]" is no rich tag
     for line in canary_lines(summary):  # the machine beside the levels (bench)
         c.print(line, highlight=False, markup=False)
