@@ -353,7 +353,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else ""
             )
             engine = f"  [{r.engine}]" if r.engine and r.engine != "llamacpp" else ""
-            print(f"run {r.run:2d}  {r.date:16}  {r.commit or '-':8}  {got}{eq}{noise}{engine}")
+            cal = (
+                f"; calibration {r.calibration.covered}/{r.calibration.pairs}"
+                if r.calibration
+                else ""
+            )
+            print(
+                f"run {r.run:2d}  {r.date:16}  {r.commit or '-':8}  {got}{eq}{noise}{cal}{engine}"
+            )
     return 0
 
 
