@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -16,6 +13,7 @@ import pytest
 from inferlab.cli import main
 from inferlab.specs.cost import ModelCost
 from inferlab.specs.hardware import HardwareSpec, get_hardware
+from tests.benchmods import benchmark_module
 from tests.clirun import RunCli, RunJson
 
 GB = 1e9
@@ -89,12 +87,5 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> RunCli:
 
 @pytest.fixture
 def predict_accuracy(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """benchmarks/predict_accuracy.py as a module (registered for the test only: its
-    dataclasses look their module up)."""
-    path = Path(__file__).parent.parent / "benchmarks" / "predict_accuracy.py"
-    spec = importlib.util.spec_from_file_location("predict_accuracy", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "predict_accuracy", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    """benchmarks/predict_accuracy.py as a module."""
+    return benchmark_module("predict_accuracy", monkeypatch)

@@ -3,27 +3,20 @@ per repeat, on records whose timing the test writes."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from inferlab.records import RecordWriter, RequestRecord
+from tests.benchmods import benchmark_module
 
 MS = 1_000_000
 
 
 @pytest.fixture
 def gaps(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    path = Path(__file__).parent.parent / "benchmarks" / "gaps_by_decoders.py"
-    spec = importlib.util.spec_from_file_location("gaps_by_decoders", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "gaps_by_decoders", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_module("gaps_by_decoders", monkeypatch)
 
 
 def _rec(i: int, events_ms: list[int], repeat: int = 0) -> RequestRecord:

@@ -4,14 +4,13 @@ records."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from inferlab.records import RecordWriter, RequestRecord
+from tests.benchmods import benchmark_module
 
 MS = 1_000_000
 # as the KV-starved vLLM 0.32 CPU server states them (labels abridged)
@@ -26,15 +25,8 @@ engine="0",kv_cache_size_tokens="2048",num_cpu_blocks="None",num_gpu_blocks="16"
 
 @pytest.fixture
 def vp(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """benchmarks/vllm_preemption.py as a module (registered for the test only: its
-    dataclasses look their module up)."""
-    path = Path(__file__).parents[2] / "benchmarks" / "vllm_preemption.py"
-    spec = importlib.util.spec_from_file_location("vllm_preemption", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "vllm_preemption", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    """benchmarks/vllm_preemption.py as a module."""
+    return benchmark_module("vllm_preemption", monkeypatch)
 
 
 def test_the_kv_blocks_and_the_preemption_counter_are_read_from_metrics(vp: ModuleType) -> None:
