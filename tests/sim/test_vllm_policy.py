@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from inferlab.errors import ConfigError
-from inferlab.sim.engine import Engine, simulate
+from inferlab.sim.engine import Engine, SimResult, simulate
 from inferlab.sim.policies import KNOBS, POLICIES
 from inferlab.sim.policies.vllm import VllmScheduler
 from inferlab.sim.policies.vllm_knobs import VLLM_KNOBS, VllmKnobs
@@ -29,6 +29,16 @@ def prompts_of(*runs: Prompt) -> RequestModel:
 def prefills(rec: Scripted) -> list[tuple[tuple[int, int], ...]]:
     """Each step's prompt chunks (tokens, cached before them), steps with none left out."""
     return [p for p, _ in rec.steps if p]
+
+
+def two_prompts(rec: Scripted, a: Prompt, b: Prompt, second_at_s: float = 1.0) -> SimResult:
+    """Prompt `a` at 0 s and `b` at `second_at_s`, 2 output tokens each, as long as their
+    runs (shared block key, tokens) add up to, on the small-block vLLM policy."""
+    arrivals = [
+        Arrival(0.0, sum(n for _, n in a), 2, spec=0),
+        Arrival(second_at_s, sum(n for _, n in b), 2, spec=1),
+    ]
+    return simulate(arrivals, rec, SMALL.policy(), requests=prompts_of(a, b))
 
 
 def test_registered_with_its_knobs_named_as_vllm_names_them() -> None:
@@ -116,12 +126,7 @@ def test_max_num_seqs_caps_the_running_requests() -> None:
 def test_two_requests_sharing_a_64_token_prefix_the_second_hits_4_blocks() -> None:
     rec = Scripted()
     shared: Prompt = ((7, 64), (own_run(0), 36))
-    res = simulate(
-        [Arrival(0.0, 100, 2, spec=0), Arrival(1.0, 114, 2, spec=1)],
-        rec,
-        SMALL.policy(),
-        requests=prompts_of(shared, ((7, 64), (own_run(1), 50))),
-    )
+    res = two_prompts(rec, shared, ((7, 64), (own_run(1), 50)))
     assert prefills(rec) == [((100, 0),), ((50, 64),)]
     assert [r.cached_tokens for r in res.requests] == [0, 64]
     assert res.predicted_hit_ratio == pytest.approx(64 / 214)
@@ -130,32 +135,17 @@ def test_two_requests_sharing_a_64_token_prefix_the_second_hits_4_blocks() -> No
 def test_a_partial_block_never_hits_nor_the_prompts_last_token() -> None:
     # 72 shared tokens: the 5th block holds 8 of them and 8 of each one's own -> 4 blocks
     rec = Scripted()
-    res = simulate(
-        [Arrival(0.0, 100, 2, spec=0), Arrival(1.0, 100, 2, spec=1)],
-        rec,
-        SMALL.policy(),
-        requests=prompts_of(((7, 72), (own_run(0), 28)), ((7, 72), (own_run(1), 28))),
-    )
+    res = two_prompts(rec, ((7, 72), (own_run(0), 28)), ((7, 72), (own_run(1), 28)))
     assert [r.cached_tokens for r in res.requests] == [0, 64]
     # the same 64-token prompt twice: its last token is computed again, so the last of
     # its 4 blocks is (kv_cache_manager.py: at most num_tokens - 1 cached)
-    res = simulate(
-        [Arrival(0.0, 64, 2, spec=0), Arrival(1.0, 64, 2, spec=1)],
-        Scripted(),
-        SMALL.policy(),
-        requests=prompts_of(((7, 64),), ((7, 64),)),
-    )
+    res = two_prompts(Scripted(), ((7, 64),), ((7, 64),))
     assert [r.cached_tokens for r in res.requests] == [0, 48]
 
 
 def test_blocks_are_cached_when_scheduled_so_a_prompt_in_the_same_step_hits_them() -> None:
     rec = Scripted()
-    res = simulate(
-        [Arrival(0.0, 100, 2, spec=0), Arrival(0.0, 114, 2, spec=1)],
-        rec,
-        SMALL.policy(),
-        requests=prompts_of(((7, 64), (own_run(0), 36)), ((7, 64), (own_run(1), 50))),
-    )
+    res = two_prompts(rec, ((7, 64), (own_run(0), 36)), ((7, 64), (own_run(1), 50)), 0.0)
     assert prefills(rec) == [((100, 0), (50, 64))]
     assert [r.cached_tokens for r in res.requests] == [0, 64]
 
