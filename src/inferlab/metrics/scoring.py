@@ -36,6 +36,7 @@ from inferlab.jsonrecord import JsonRecord, optional
 from inferlab.summary import (
     Grade,
     GradedQuantity,
+    Interval,
     LevelSummary,
     Predicted,
     PredictedBand,
@@ -106,18 +107,22 @@ class Scored(JsonRecord):
     grade: Grade | None = optional()  # None: no target, or not judged (`judged`)
 
 
+def measured_interval(measured: LevelSummary, key: str) -> Interval | None:
+    """The measured level's interval of a quantity (by its key here), if it has one."""
+    u, name = measured.uncertainty, INTERVALS.get(key)
+    return u.of(name) if u is not None and name is not None else None
+
+
 def measured_ci95(measured: LevelSummary, key: str) -> tuple[float, float] | None:
     """The measured level's 95 % interval of a quantity (by its key here), if it has one."""
-    u, name = measured.uncertainty, INTERVALS.get(key)
-    iv = u.of(name) if u is not None and name is not None else None
+    iv = measured_interval(measured, key)
     return None if iv is None else (iv.ci95[0], iv.ci95[-1])
 
 
 def tail_undersampled(measured: LevelSummary, key: str) -> bool:
     """Whether the measured interval of a quantity (by its key here) is from too few
     requests to bound it from above (summary.Interval.tail_undersampled)."""
-    u, name = measured.uncertainty, INTERVALS.get(key)
-    iv = u.of(name) if u is not None and name is not None else None
+    iv = measured_interval(measured, key)
     return bool(iv is not None and iv.tail_undersampled)
 
 
