@@ -35,6 +35,7 @@ from inferlab.metrics.checks import (
     warning,
 )
 from inferlab.metrics.requests import latency
+from inferlab.metrics.speed_shift import spread_of
 from inferlab.records import RequestRecord
 from inferlab.summary import Canary, CanaryReading, RunWarning
 
@@ -89,10 +90,7 @@ class CanaryLog:
 
     def rest_spread(self) -> float | None:
         """(max - min) / median of the readings at rest; None with fewer than two."""
-        rest, med = self.rest_ms(), self.rest_median_ms()
-        if len(rest) < 2 or not med:
-            return None
-        return (max(rest) - min(rest)) / med
+        return spread_of(self.rest_ms())
 
     def around(self, run_index: int) -> CanaryAround:
         """The readings just before and just after one level run, and the rest's median."""
