@@ -9,6 +9,8 @@ this machine is found by its listening port and its CPU use read with psutil.
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlparse
 
@@ -48,29 +50,59 @@ class NvmlUtil:
         return Quantity(mean, f"NVML utilization.gpu, mean of {len(vals)} GPU(s)"), "gpu"
 
 
-class ProcessCpu:
-    """CPU use of the process listening on the server's port, as a fraction of all cores."""
+MIN_WINDOW_S = 0.5
+"""The shortest window a CPU reading spans. The kernel counts a process's CPU time
+in ticks (10 ms at 100 Hz), so a reading over a few milliseconds can claim a hundred
+cores; over 0.5 s the two ends' ticks are at most 4 % of one core."""
 
-    def __init__(self, proc: psutil.Process, port: int, cores: int) -> None:
+
+class ProcessCpu:
+    """CPU use of the process listening on the server's port, as a fraction of all cores.
+
+    Each reading spans the time since the last one; one sooner than MIN_WINDOW_S
+    is unknown and keeps the window open, so the next reading covers both.
+    """
+
+    def __init__(
+        self,
+        proc: psutil.Process,
+        port: int,
+        cores: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.port, self.cores, self.clock = port, cores, clock
+        self._start(proc)
+
+    def _start(self, proc: psutil.Process) -> None:
         self.proc = proc
-        self.port = port
-        self.cores = cores
-        proc.cpu_percent(None)  # the first call only starts the clock
+        self.since_s, self.cpu_s = self.clock(), _cpu_s(proc)
 
     def __call__(self) -> tuple[Quantity, str]:
         import psutil
 
         try:
-            pct = self.proc.cpu_percent(None)
+            now_s, cpu_s, name = self.clock(), _cpu_s(self.proc), self.proc.name()
         except psutil.Error:
             # restarted? the new process listens on the same port: follow it
             found = _listener(self.port)
             if found is not None:
-                self.proc = found
-                found.cpu_percent(None)
+                with contextlib.suppress(psutil.Error):
+                    self._start(found)
             return unknown("the server process is gone (looking for its successor)"), "cpu"
-        basis = f"pid {self.proc.pid} ({self.proc.name()}): {pct:.0f} % of one core"
-        return Quantity(pct / 100.0 / self.cores, basis + f", over {self.cores} cores"), "cpu"
+        span_s = now_s - self.since_s
+        if span_s < MIN_WINDOW_S:
+            return unknown(f"pid {self.proc.pid}: measuring, {span_s * 1e3:.0f} ms so far"), "cpu"
+        cores_busy = max(0.0, cpu_s - self.cpu_s) / span_s
+        self.since_s, self.cpu_s = now_s, cpu_s
+        # ticks at both ends can add a few % of a core past the whole machine
+        share = min(1.0, cores_busy / self.cores)
+        basis = f"pid {self.proc.pid} ({name}): {cores_busy * 100:.0f} % of one core"
+        return Quantity(share, basis + f" over {span_s:.1f} s, of {self.cores} cores"), "cpu"
+
+
+def _cpu_s(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
+    return float(t.user + t.system)
 
 
 def _nvml() -> NvmlUtil | None:
