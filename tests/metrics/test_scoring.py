@@ -28,6 +28,7 @@ from inferlab.metrics.scoring import (
     target_name,
     with_prediction,
 )
+from inferlab.report.interval_text import TAIL
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs
 from inferlab.sim.predict import closed_levels, predict, predicted_of
 from inferlab.summary import (
@@ -300,3 +301,22 @@ def test_the_demo_prints_each_levels_interval_and_grade() -> None:
     assert lines[3].startswith("predicted: TTFT p50 1 of 1, TTFT p99 0 of 1, TPOT p50 1 of 1")
     assert "(1 within noise)" in lines[3] and lines[3].endswith("missed: c=1 TTFT p99")
     assert graded_lines(dataclasses.replace(run, levels=(m,))) == []  # nothing predicted
+
+
+def test_the_demo_marks_a_p99_of_too_few_requests_with_a_question_mark() -> None:
+    m = measured()
+    p99 = m.ttft_s.p99
+    assert p99
+    few = Interval(quantity="ttft_s.p99", value=p99, ci95=(0.8 * p99, 1.1 * p99))
+    u = Uncertainty(repeats=3, covers_drift=True, method="test", resamples=2000, intervals=(few,))
+    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
+    p = pred(m.ttft_s.p50, m.tpot_s.p50, 10.0)
+    p = dataclasses.replace(p, ttft_s=PredictedQuantiles(p50=m.ttft_s.p50, p99=1.05 * p99))
+    for undersampled, shown in ((None, f"{1.1 * p99 * 1e3:.0f}]"), (True, "?]")):
+        iv = dataclasses.replace(few, tail_undersampled=undersampled)
+        lv = with_prediction(
+            dataclasses.replace(m, uncertainty=dataclasses.replace(u, intervals=(iv,))), p
+        )
+        lines = graded_lines(dataclasses.replace(run, levels=(lv,)))
+        assert f"{p99 * 1e3:.0f} [{0.8 * p99 * 1e3:.0f}-{shown} within_target" in lines[2]
+        assert (TAIL in lines) is bool(undersampled)  # the `?` is explained where it shows

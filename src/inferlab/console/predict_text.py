@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from inferlab.metrics.scoring import tail_undersampled
+from inferlab.report.interval_text import TAIL
 from inferlab.units import fmt_duration
 
 if TYPE_CHECKING:
@@ -103,11 +105,13 @@ def _graded(lv: LevelSummary, key: str) -> GradedQuantity | None:
     return next((g for g in got or () if g.quantity == key), None)
 
 
-def _grade_cell(g: GradedQuantity | None, k: float, fmt: str) -> str:
-    """The measured value, its interval where it has one, and the grade."""
+def _grade_cell(g: GradedQuantity | None, k: float, fmt: str, tail: bool = False) -> str:
+    """The measured value, its interval where it has one (`?` above where too few
+    requests bound it from above: `tail`), and the grade."""
     if g is None or g.measured is None:
         return "-" if g is None else g.grade
-    ci = "" if g.ci95 is None else f" [{g.ci95[0] * k:{fmt}}-{g.ci95[-1] * k:{fmt}}]"
+    hi = "?" if tail else None
+    ci = "" if g.ci95 is None else f" [{g.ci95[0] * k:{fmt}}-{hi or f'{g.ci95[-1] * k:{fmt}}'}]"
     return f"{g.measured * k:{fmt}}{ci} {g.grade}"
 
 
@@ -122,7 +126,10 @@ def graded_lines(summary: RunSummary) -> list[str]:
     )
     lines = [GRADE_RULE, head.rstrip()]
     for lv in levels:
-        cells = [f"{_grade_cell(_graded(lv, key), k, f):<30}" for _, key, _, k, f in GRADED]
+        cells = [
+            f"{_grade_cell(_graded(lv, key), k, f, tail_undersampled(lv, key)):<30}"
+            for _, key, _, k, f in GRADED
+        ]
         lines.append(f"{lv.label:>10}  " + "  ".join(cells).rstrip())
     counts, misses = [], []
     for name, key, *_ in GRADED:
@@ -135,6 +142,10 @@ def graded_lines(summary: RunSummary) -> list[str]:
         misses += [f"{label} {name}" for label, g in got if g.grade == "miss"]
     tail = f"; missed: {', '.join(misses)}" if misses else ""
     lines.append(f"predicted: {', '.join(counts)} levels{tail}")
+    if any(
+        tail_undersampled(lv, key) and _graded(lv, key) for lv in levels for _, key, *_ in GRADED
+    ):
+        lines.append(TAIL)
     return lines
 
 
