@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from inferlab.watch.devutil import MIN_WINDOW_S, NvmlUtil, ProcessCpu, probe_for
+from tests.watch.helpers import FakeClock
 
 
 class FakeNvml:
@@ -42,20 +43,10 @@ class FakeProc:
         return "llama-server"
 
 
-class Steps:
-    """A clock the test moves."""
-
-    def __init__(self) -> None:
-        self.now_s = 100.0
-
-    def __call__(self) -> float:
-        return self.now_s
-
-
 def test_cpu_use_is_cpu_seconds_over_the_window_over_the_cores() -> None:
-    proc, clock = FakeProc(), Steps()
-    probe = ProcessCpu(proc, 8080, cores=2, clock=clock)  # type: ignore[arg-type]
-    clock.now_s += 2.0
+    proc, clock = FakeProc(), FakeClock()
+    probe = ProcessCpu(proc, 8080, cores=2, clock=clock.monotonic)  # type: ignore[arg-type]
+    clock.t += 2.0
     proc.cpu_s += 3.0  # 1.5 cores busy for 2 s
     q, kind = probe()
     assert kind == "cpu" and q.value == pytest.approx(0.75)
@@ -65,21 +56,21 @@ def test_cpu_use_is_cpu_seconds_over_the_window_over_the_cores() -> None:
 def test_a_reading_sooner_than_the_tick_resolution_is_unknown_and_keeps_its_window() -> None:
     # the CI failure this guards: a reading 0.1 ms after the first, one 10 ms tick
     # apart in CPU time, claimed 171 cores of a 2-core machine
-    proc, clock = FakeProc(), Steps()
-    probe = ProcessCpu(proc, 8080, cores=2, clock=clock)  # type: ignore[arg-type]
-    clock.now_s += 0.0001
+    proc, clock = FakeProc(), FakeClock()
+    probe = ProcessCpu(proc, 8080, cores=2, clock=clock.monotonic)  # type: ignore[arg-type]
+    clock.t += 0.0001
     proc.cpu_s += 0.01
     q, _ = probe()
     assert q.value is None and "measuring" in q.basis and "pid 4242" in q.basis
-    clock.now_s += MIN_WINDOW_S  # the next reading spans both
+    clock.t += MIN_WINDOW_S  # the next reading spans both
     q, _ = probe()
     assert q.value == pytest.approx(0.01 / (MIN_WINDOW_S + 0.0001) / 2)
 
 
 def test_ticks_at_both_ends_never_claim_more_than_every_core() -> None:
-    proc, clock = FakeProc(), Steps()
-    probe = ProcessCpu(proc, 8080, cores=2, clock=clock)  # type: ignore[arg-type]
-    clock.now_s += MIN_WINDOW_S
+    proc, clock = FakeProc(), FakeClock()
+    probe = ProcessCpu(proc, 8080, cores=2, clock=clock.monotonic)  # type: ignore[arg-type]
+    clock.t += MIN_WINDOW_S
     proc.cpu_s += 2 * MIN_WINDOW_S + 0.02  # two cores flat out, plus two ticks
     q, _ = probe()
     assert q.value == 1.0 and "204 % of one core" in q.basis  # the raw count stays visible
@@ -94,10 +85,10 @@ def test_a_local_listener_is_read_through_psutil() -> None:
         if isinstance(probe, NvmlUtil):
             pytest.skip("NVML present: GPU util is shown instead")
         assert isinstance(probe, ProcessCpu) and probe.proc.pid == os.getpid()
-        clock = Steps()
-        probe.clock = clock
-        probe.since_s = clock.now_s
-        clock.now_s += 1000.0  # this test process's real CPU seconds over a long window
+        clock = FakeClock()
+        probe.clock = clock.monotonic
+        probe.since_s = clock.t
+        clock.t += 1000.0  # this test process's real CPU seconds over a long window
         q, kind = probe()
         assert kind == "cpu" and q.value is not None and 0 <= q.value <= 1
         assert f"pid {os.getpid()}" in q.basis
