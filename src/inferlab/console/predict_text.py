@@ -110,9 +110,10 @@ def _grade_cell(g: GradedQuantity | None, k: float, fmt: str, tail: bool = False
     requests bound it from above: `tail`), and the grade."""
     if g is None or g.measured is None:
         return "-" if g is None else g.grade
-    hi = "?" if tail else None
-    ci = "" if g.ci95 is None else f" [{g.ci95[0] * k:{fmt}}-{hi or f'{g.ci95[-1] * k:{fmt}}'}]"
-    return f"{g.measured * k:{fmt}}{ci} {g.grade}"
+    if g.ci95 is None:
+        return f"{g.measured * k:{fmt}} {g.grade}"
+    hi = "?" if tail else f"{g.ci95[-1] * k:{fmt}}"
+    return f"{g.measured * k:{fmt}} [{g.ci95[0] * k:{fmt}}-{hi}] {g.grade}"
 
 
 def graded_lines(summary: RunSummary) -> list[str]:
@@ -125,9 +126,15 @@ def graded_lines(summary: RunSummary) -> list[str]:
         f"{f'{n} {u} meas [95 %]':<30}" for n, _, u, _, _ in GRADED
     )
     lines = [GRADE_RULE, head.rstrip()]
+    tails = {  # the graded cells whose interval has no upper bound: they print `?`
+        (lv.label, key)
+        for lv in levels
+        for _, key, *_ in GRADED
+        if tail_undersampled(lv, key) and _graded(lv, key)
+    }
     for lv in levels:
         cells = [
-            f"{_grade_cell(_graded(lv, key), k, f, tail_undersampled(lv, key)):<30}"
+            f"{_grade_cell(_graded(lv, key), k, f, (lv.label, key) in tails):<30}"
             for _, key, _, k, f in GRADED
         ]
         lines.append(f"{lv.label:>10}  " + "  ".join(cells).rstrip())
@@ -142,9 +149,7 @@ def graded_lines(summary: RunSummary) -> list[str]:
         misses += [f"{label} {name}" for label, g in got if g.grade == "miss"]
     tail = f"; missed: {', '.join(misses)}" if misses else ""
     lines.append(f"predicted: {', '.join(counts)} levels{tail}")
-    if any(
-        tail_undersampled(lv, key) and _graded(lv, key) for lv in levels for _, key, *_ in GRADED
-    ):
+    if tails:
         lines.append(TAIL)
     return lines
 
