@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
-from inferlab.engine_result import EngineBench
+from inferlab.engines.result import EngineBench
 from inferlab.jsonrecord import (
     Count,
     JsonRecord,

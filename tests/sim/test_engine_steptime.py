@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from inferlab.commands.flags.names import FLAG_NAMES
-from inferlab.engine_result import BatchStep, EngineBench
+from inferlab.engines.result import BatchStep, EngineBench
 from inferlab.errors import ConfigError, InferlabError
 from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.sim.steptime.engine import EngineStepTime, fit_engine

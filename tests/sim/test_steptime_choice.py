@@ -12,7 +12,7 @@ import pytest
 
 from inferlab.cli import build_parser
 from inferlab.commands.flags.sim import step_choice
-from inferlab.engine_result import EngineBench
+from inferlab.engines.result import EngineBench
 from inferlab.metrics.runfolder import load_summary
 from inferlab.profile.record import load_profile
 from inferlab.sim.steptime.choice import EngineBaseline, ServedProfile, StepChoice

@@ -14,7 +14,7 @@ from inferlab.errors import InferlabError
 from inferlab.specs.stated import cost_from, hardware_from
 
 if TYPE_CHECKING:
-    from inferlab.engine_result import EngineBench
+    from inferlab.engines.result import EngineBench
     from inferlab.physics.floor import Floor
     from inferlab.specs.hardware import HardwareSpec
 

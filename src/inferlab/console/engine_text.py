@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from inferlab.engine_result import EngineBench
+    from inferlab.engines.result import EngineBench
 
 
 def result_lines(eb: EngineBench) -> list[str]:

@@ -25,7 +25,7 @@ from inferlab.metrics.speed_shift import engine_shift, profile_shift, split_line
 if TYPE_CHECKING:
     from inferlab.bench.canary import Taken
     from inferlab.demo.config import DemoConfig
-    from inferlab.engine_result import EngineBench
+    from inferlab.engines.result import EngineBench
     from inferlab.load.workload import Workload
     from inferlab.sim.predict import Predictor
     from inferlab.summary import Canary, LevelSummary, RunSummary, SpeedShift

@@ -10,7 +10,7 @@ from inferlab.demo.config import DemoConfig
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
-    from inferlab.engine_result import EngineBench
+    from inferlab.engines.result import EngineBench
     from inferlab.physics.floor import Floor
     from inferlab.probe.machine import ProbeResult
 

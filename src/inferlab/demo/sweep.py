@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from inferlab.bench.benchmark import BenchConfig, BenchResult
     from inferlab.demo.profiled import ProfiledPlan
     from inferlab.demo.speed import EngineAlone
-    from inferlab.engine_result import EngineBench
     from inferlab.engines.llama_server import LlamaServer, ServerOptions
+    from inferlab.engines.result import EngineBench
     from inferlab.load.spec import Level
     from inferlab.load.workload import TraceLoad
     from inferlab.physics.floor import Floor

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferlab.engine_result import (
+from inferlab.engines.lifetime import die_with_parent
+from inferlab.engines.result import (
     BatchStep,
     EngineBench,
     EngineBenchError,
@@ -31,7 +32,6 @@ from inferlab.engine_result import (
     Repeated,
     best_of_passes,
 )
-from inferlab.engines.lifetime import die_with_parent
 
 BATCHED_BENCH = "llama-batched-bench"
 LLAMA_BENCH = "llama-bench"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from inferlab.engine_result import EngineBench
+from inferlab.engines.result import EngineBench
 from inferlab.metrics.checks import warning
 from inferlab.summary import EngineSplit, LevelSummary, RunSummary, RunWarning
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from inferlab.engine_result import EngineBench
+from inferlab.engines.result import EngineBench
 
 Where = Literal["floor", "kernels", "serving", "above_floor", "unknown"]
 Bound = Literal["memory", "compute", "mixed", "unknown"]

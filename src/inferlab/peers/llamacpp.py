@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import TypeGuard
 
-from inferlab.engine_result import EngineBenchError
 from inferlab.engines.llama_bench import parse_batched_bench, parse_llama_bench
+from inferlab.engines.result import EngineBenchError
 from inferlab.peers.common import (
     Aggregates,
     PeerFormatError,

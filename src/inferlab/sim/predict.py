@@ -43,7 +43,7 @@ from inferlab.sim.steptime.profile import ProfileStepTime
 from inferlab.summary import LevelSummary, Predicted, PredictedQuantiles, RunSummary
 
 if TYPE_CHECKING:
-    from inferlab.engine_result import EngineBench
+    from inferlab.engines.result import EngineBench
     from inferlab.slo.grammar import Slo
 
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-from inferlab.engine_result import EngineBench
+from inferlab.engines.result import EngineBench
 from inferlab.metrics.verdict import engine_growth, engine_step
 from inferlab.physics.decode import decode_point
 from inferlab.physics.floor import Floor

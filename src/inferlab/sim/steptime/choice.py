@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from inferlab.engine_result import EngineBench
+from inferlab.engines.result import EngineBench
 from inferlab.profile.record import ProfileRecord
 from inferlab.sim.policies import KNOBS
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs

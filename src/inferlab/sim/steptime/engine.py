@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from inferlab.engine_result import BatchStep, EngineBench
+from inferlab.engines.result import BatchStep, EngineBench
 from inferlab.errors import ConfigError, InferlabError
 from inferlab.sim.steptime.base import DecodeBatch
 

@@ -1,7 +1,8 @@
 """Typed results of the engine-alone benchmark (llama.cpp's own tools): engine_bench.json.
 
-A neutral value module (like records and summary): engines/llama_bench.py fills it,
-metrics and report read it, and it imports nothing of inferlab but errors.
+A value module that lives with the engine it describes: engines/llama_bench.py fills it,
+summary holds it, metrics and report read it, and it imports nothing of inferlab but
+errors (the one module of a package a neutral module may import: tests/test_architecture).
 
 A step time per batch (llama-batched-bench), a lone prefill and a lone
 generation repeated (llama-bench), and what the processes cost; the noise of a
