@@ -1,5 +1,5 @@
 """A tiny aiohttp server for the bounded-reading and auto-floor tests: normal streams, endless
-lines and bodies, and llama.cpp's /props (`model_path`) when a test gives one.
+lines and bodies, trickled answers, and llama.cpp's /props (`model_path`) when a test gives one.
 
 `serve(app)` runs it on 127.0.0.1 in a thread with its own event loop, so both
 async tests and the in-process CLI (which runs its own loop) can talk to it.
@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 ENDLESS_CAP = 64 << 20  # the most any endless answer writes before giving up
+TRICKLE_GAP_S = 0.2  # a trickled answer: one space this often (a stuck proxy does this)
+TRICKLE_CAP = 1500  # spaces, 5 min: no test can hang on it, and a client that waited
+# on it to the end reads far more than a deadline of a few seconds lets through
 BLOCK = b"x" * (64 << 10)
 
 
@@ -28,6 +31,7 @@ class Script:
 
     endless_request: int | None = None  # the n-th completion request (0-based) streams forever
     endless_paths: set[str] = field(default_factory=set)  # GET/POST paths answered endlessly
+    trickle_paths: set[str] = field(default_factory=set)  # answered 200, then a byte at a time
     error_status: int | None = None  # completions answer this status with an endless body
     fail_from: int | None = None  # the n-th completion request (0-based) on answer HTTP 500
     root_paths: bool = False  # llama-server's own API at the root: /models, /completions
@@ -36,6 +40,7 @@ class Script:
     token_gap_s: float = 0.0  # between tokens: > 0 keeps them in separate reads (a real TPOT)
     completions: int = 0
     endless_bytes_sent: list[int] = field(default_factory=list)
+    trickled: dict[str, list[int]] = field(default_factory=dict)  # path: spaces sent, per ask
     bodies: list[dict[str, object]] = field(default_factory=list)  # every completion body
     headers: list[dict[str, str]] = field(default_factory=list)  # and its headers
 
@@ -57,6 +62,35 @@ async def _endless(request: web.Request, head: bytes, status: int = 200) -> web.
         pass  # the client hung up: what these tests want
     request.app[SCRIPT].endless_bytes_sent.append(sent)
     return resp
+
+
+async def _trickle(request: web.Request, head: bytes) -> web.StreamResponse:
+    """HTTP 200 and the start of an answer, then one space every TRICKLE_GAP_S, until the
+    client hangs up (or TRICKLE_CAP): every read is short, the answer never ends."""
+    resp = web.StreamResponse()
+    resp.content_type = "application/json" if head.startswith(b"{") else "text/plain"
+    await resp.prepare(request)
+    sent = 0
+    try:
+        await resp.write(head)
+        while sent < TRICKLE_CAP:
+            await asyncio.sleep(TRICKLE_GAP_S)
+            await resp.write(b" ")
+            sent += 1
+    except (ConnectionResetError, ConnectionError, RuntimeError):
+        pass  # the client hung up at its deadline: what these tests want
+    request.app[SCRIPT].trickled.setdefault(request.path, []).append(sent)
+    return resp
+
+
+TRICKLE_HEADS = {"/v1/models": b'{"object": "list", "data": [', "/metrics": b"# HELP x\n"}
+
+
+async def trickled_or(request: web.Request) -> web.StreamResponse | None:
+    """The trickled answer where the script trickles this path, else None."""
+    if request.path not in request.app[SCRIPT].trickle_paths:
+        return None
+    return await _trickle(request, TRICKLE_HEADS.get(request.path, b'{"a": '))
 
 
 def _event(text: str, finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:
@@ -106,6 +140,8 @@ async def native_completion(request: web.Request) -> web.StreamResponse:
 
 
 async def models(request: web.Request) -> web.StreamResponse:
+    if (trickled := await trickled_or(request)) is not None:
+        return trickled
     if "/v1/models" in request.app[SCRIPT].endless_paths:
         return await _endless(request, b'{"data":[{"id":"')
     said = request.app[SCRIPT].models
@@ -113,6 +149,8 @@ async def models(request: web.Request) -> web.StreamResponse:
 
 
 async def endless_or_404(request: web.Request) -> web.StreamResponse:
+    if (trickled := await trickled_or(request)) is not None:
+        return trickled
     if request.path in request.app[SCRIPT].endless_paths:
         return await _endless(request, b"# endless\n")
     raise web.HTTPNotFound()
@@ -120,6 +158,8 @@ async def endless_or_404(request: web.Request) -> web.StreamResponse:
 
 async def props(request: web.Request) -> web.StreamResponse:
     answer = request.app[SCRIPT].props
+    if (trickled := await trickled_or(request)) is not None:
+        return trickled
     if answer is not None:
         return web.json_response(answer)
     return await endless_or_404(request)
@@ -144,6 +184,7 @@ def make_app(script: Script) -> web.Application:
     app.router.add_post("/tokenize", endless_or_404)
     app.router.add_get("/metrics", endless_or_404)
     app.router.add_get("/props", props)
+    app.router.add_get("/slots", endless_or_404)
     app.router.add_get("/declared", big_declared)
     if script.root_paths:
         app.router.add_get("/models", models)

@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from inferlab.errors import InferlabError
-from inferlab.httpbody import MAX_JSON_BYTES, read_bounded_sync
+from inferlab.httpbody import MAX_JSON_BYTES, AnswerTooSlow, BodyTooLarge, Unreachable, get_sync
 from inferlab.physics.floor import Floor
 from inferlab.specs.cost import ModelCost
 from inferlab.units import fmt_bandwidth, fmt_bytes
 
+AUTO_FLOOR_DEADLINE_S = 5.0  # each of /props and /v1/models: the floor is a nicety
 FLAGS_HINT = "--floor-gguf FILE with --floor-hardware NAME (or --floor-bandwidth) gives MBU"
 
 
@@ -57,14 +56,17 @@ def props_url(base_url: str) -> str:
 
 def fetch_props(url: str, headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
     """A JSON object the server serves at `url` (llama.cpp's /props, /v1/models) as a dict
-    ({} where it answered without one), None if no answer."""
-    req = urllib.request.Request(url, headers=headers)
+    ({} where it answered without one), None if no answer; AnswerTooSlow where the answer
+    had not ended within `timeout_s` (a stuck server: the caller says so)."""
     try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as r:
-            d = json.loads(read_bounded_sync(r, url, MAX_JSON_BYTES))
-    except urllib.error.HTTPError:
+        answer = get_sync(url, headers, MAX_JSON_BYTES, timeout_s)
+    except (Unreachable, BodyTooLarge):
+        return None
+    if answer.status != 200:
         return {}  # it answered: it has no /props (not llama.cpp) or refused it
-    except (urllib.error.URLError, OSError, ValueError, InferlabError):
+    try:
+        d = json.loads(answer.body)
+    except ValueError:
         return None
     return d if isinstance(d, dict) else {}
 
@@ -143,16 +145,21 @@ def _over_bandwidth(cost: ModelCost, name: str) -> AutoFloor:
     return AutoFloor(Floor(cost, hw), line)
 
 
-def auto_floor(base_url: str, api_key: str | None, timeout_s: float = 5.0) -> AutoFloor:
+def auto_floor(
+    base_url: str, api_key: str | None, timeout_s: float = AUTO_FLOOR_DEADLINE_S
+) -> AutoFloor:
     """The floor for a local server that names its GGUF, or the line saying what is missing."""
     if not is_loopback(base_url):
         return AutoFloor(None, f"no MBU: the server is not on this machine; {FLAGS_HINT}")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = props_url(base_url)
-    props = fetch_props(url, headers, timeout_s)
-    model = model_file(props)
-    if model is None and props is not None:  # not llama.cpp's file: vLLM's served folder?
-        model = served_folder(fetch_props(models_url(base_url), headers, timeout_s))
+    try:
+        props = fetch_props(url, headers, timeout_s)
+        model = model_file(props)
+        if model is None and props is not None:  # not llama.cpp's file: vLLM's folder?
+            model = served_folder(fetch_props(models_url(base_url), headers, timeout_s))
+    except AnswerTooSlow as e:
+        return AutoFloor(None, f"no MBU: {e}; {FLAGS_HINT}")
     if model is None:
         said = "names no model file here" if props is not None else "did not answer"
         return AutoFloor(None, f"no MBU: {url} {said}; {FLAGS_HINT}")

@@ -21,7 +21,6 @@ from typing import Any
 import aiohttp
 
 from inferlab import __version__
-from inferlab.bench.autofloor import fetch_props, props_url
 from inferlab.bench.canary import CanaryLog, after_level, canary_block, drift_warning, start_canary
 from inferlab.bench.client import Endpoint, default_request_timeout_s, make_connector
 from inferlab.bench.clock import ClockOffset, ClockReport
@@ -36,18 +35,20 @@ from inferlab.bench.hoststat import CpuTicks, host_level, no_steal_note, read_cp
 from inferlab.bench.lag import lag_p99_s
 from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load_block
 from inferlab.bench.materialise import Target, make_level_prompts
+from inferlab.bench.preflight import Asked, preflight
 from inferlab.bench.progress import Hooks
 from inferlab.bench.prompt_text import LocalCounter, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
-from inferlab.bench.settle import carried_state, settle_slots, slot_count
+from inferlab.bench.settle import carried_state, settle_slots
 from inferlab.bench.slo_level import record_probe, search_levels
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
-from inferlab.engine_result import EngineBench
+from inferlab.engines.result import EngineBench
 from inferlab.errors import InferlabError
+from inferlab.httpbody import query_deadline_s
 from inferlab.jsonio import write_json
-from inferlab.load.spec import Level, Requests
+from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
 from inferlab.metrics.checks import check_level, warning
 from inferlab.metrics.compare import compare_level
@@ -274,6 +275,7 @@ class RunState:
     settle_slot_count: int = 0  # the server's slots, released before each level (0: none)
     intervals: IntervalCache = field(default_factory=dict)  # each level's, while it stands
     canary: CanaryLog | None = None  # the drift canary's readings (bench/canary.py)
+    count_at: str | None = None  # where /tokenize counts prompts (None: not asked)
 
 
 def _workload(cfg: BenchConfig, settled: bool) -> WorkloadBlock:
@@ -420,7 +422,7 @@ async def _run_one_level(
     w = cfg.load
     reqs, warm = w.requests(level), w.warmup_requests(level)
     words = TextSource(cfg.prompt_corpus, cfg.tokenizer)
-    target = Target(ctx.session, ctx.root_url, state.model, words)
+    target = Target(ctx.session, state.count_at, state.model, words)
     prompts = await make_level_prompts(target, level, warm, reqs, cfg.seed * 1_000_003 + next_id)
     said = any(w.code == "no_tokenizer" for w in state.warnings)
     if not any(p.tokens is not None for p in prompts) and not said:
@@ -469,74 +471,22 @@ async def _settle(ctx: LevelContext, state: RunState, label: str) -> None:
         state.warnings.append(warning("settle_failed", label, "warning", why))
 
 
-async def preflight(
-    session: aiohttp.ClientSession, cfg: BenchConfig, info: ServerInfo, endpoint: Endpoint
-) -> int:
-    """Before anything is written, and before any request: every request within the
-    server's context (where it states it); then the chat API for --turns, and one request
-    that must answer with an OpenAI stream (--api chat: it also gives the template's tokens).
-    Returns the slots settled before each level (0: none; bench/settle.py)."""
-    from inferlab.bench.server_limits import check_chat, check_stream
-
-    w = cfg.load
-    await _check_context(session, w, info, endpoint.model)
-    if w.conversation is not None:
-        await check_chat(session, endpoint)
-    first = await check_stream(session, endpoint)
-    if endpoint.api == "chat" and w.conversation is None and first.prompt_tokens is not None:
-        await _template_tokens(session, cfg, info, endpoint, first.prompt_tokens)
-    if cfg.settle_slots is False or (cfg.settle_slots is None and info.kind != "llamacpp"):
-        return 0
-    props = await asyncio.to_thread(fetch_props, props_url(cfg.url), endpoint.headers(), 10.0)
-    return slot_count(info.kind, props, cfg.url, insist=cfg.settle_slots is True)
-
-
-async def _check_context(
-    session: aiohttp.ClientSession, w: Workload, info: ServerInfo, model: str
-) -> None:
-    from inferlab.bench.server_limits import context_tokens
-
-    found = await context_tokens(session, info, model)
-    if found is None:
-        return
-    n_ctx, source = found
-    if w.trace is not None:
-        from inferlab.load.traces import check_context
-
-        check_context(w.trace.trace, n_ctx, source)
-        return
-    for level in w.levels:
-        check_context_fits(w.requests(level), n_ctx, level.label, source)
-
-
-async def _template_tokens(
-    session: aiohttp.ClientSession,
-    cfg: BenchConfig,
-    info: ServerInfo,
-    endpoint: Endpoint,
-    templated: int,
-) -> None:
-    """--api chat: the tokens the server's chat template adds to each message (the first
-    request's usage.prompt_tokens less its message's /tokenize count), so that prompt
-    lengths are checked after the template, not against the bare message."""
-    from inferlab.bench.prompt_text import count_tokens
-    from inferlab.bench.server_limits import PROBE_TEXT
-
-    bare = await count_tokens(session, info.root_url, endpoint.model, PROBE_TEXT, cfg.tokenizer)
-    if bare is not None and templated >= bare:
-        cfg.extra.setdefault("prompt_template_tokens", templated - bare)
-
-
-def check_context_fits(reqs: Requests, n_ctx: int, label: str, source: str) -> None:
-    """Refuse a level whose longest request does not fit the server's context."""
-    longest = reqs.prompt_tokens + reqs.output_tokens
-    if len(longest) and int(longest.max()) > n_ctx:
-        i = int(longest.argmax())
-        raise InferlabError(
-            f"level {label}: request {i} needs {int(longest[i])} tokens "
-            f"({int(reqs.prompt_tokens[i])} prompt + {int(reqs.output_tokens[i])} output), "
-            f"beyond {source} of {n_ctx}; shorten --prompt-tokens / --output-tokens"
-        )
+async def _accepted(
+    session: aiohttp.ClientSession, state: RunState, headers: dict[str, str]
+) -> tuple[ServerInfo, Endpoint]:
+    """The server, its model and what it can take (bench/preflight.py), or one error."""
+    cfg = state.cfg
+    deadline_s = query_deadline_s(request_timeout_s(cfg))
+    info = state.info = await probe_server(session, cfg.url, headers, deadline_s)
+    state.model = pick_model(info, cfg.model)
+    endpoint = _endpoint(cfg, info, state.model)
+    asked = Asked(cfg.load, cfg.settle_slots, cfg.tokenizer)
+    found = await preflight(session, asked, info, endpoint)
+    state.settle_slot_count, state.count_at = found.slots, found.count_at
+    state.warnings.extend(found.warnings)
+    if found.template_tokens is not None:
+        cfg.extra.setdefault("prompt_template_tokens", found.template_tokens)
+    return info, endpoint
 
 
 def stop_reason(e: BaseException) -> str:
@@ -620,10 +570,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     ) as session:
         auth = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
         headers = auth | dict(cfg.headers)
-        info = state.info = await probe_server(session, cfg.url, headers)
-        state.model = pick_model(info, cfg.model)
-        endpoint = _endpoint(cfg, info, state.model)
-        state.settle_slot_count = await preflight(session, cfg, info, endpoint)
+        info, endpoint = await _accepted(session, state, headers)
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
         ctx = LevelContext(

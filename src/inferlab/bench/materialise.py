@@ -26,10 +26,11 @@ PARALLEL = 8  # /tokenize calls in flight while prompts are made
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where prompts are counted: the session, the server's root URL, the model."""
+    """Where prompts are counted: the session, the server's root URL (None: its /tokenize
+    is not asked, it was too slow), the model."""
 
     session: aiohttp.ClientSession
-    root_url: str
+    root_url: str | None
     model: str
     source: TextSource = TextSource()  # --prompts FILE's words, --tokenizer FILE's counts
 

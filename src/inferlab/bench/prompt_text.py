@@ -16,7 +16,12 @@ from typing import Protocol
 
 import aiohttp
 
-from inferlab.httpbody import read_bounded, tokenize_limit_bytes
+from inferlab.httpbody import (
+    QUERY_DEADLINE_S,
+    AnswerTooSlow,
+    read_bounded,
+    tokenize_limit_bytes,
+)
 
 # Common English words, each one or two BPE tokens with a leading space.
 _TEXT = """
@@ -90,28 +95,42 @@ class TextSource:
 
 async def count_tokens(
     session: aiohttp.ClientSession,
-    root_url: str,
+    root_url: str | None,
     model: str,
     text: str,
     local: LocalCounter | None = None,
 ) -> int | None:
-    """Token count from /tokenize (llama.cpp: content, vLLM: prompt), else from `local`
-    (bench --tokenizer); None when neither can say."""
-    n = await _server_count(session, root_url, model, text)
+    """Token count from /tokenize at `root_url` (llama.cpp: content, vLLM: prompt; None: the
+    server is not asked), else from `local` (bench --tokenizer); None when neither can say."""
+    n = None
+    if root_url is not None:
+        try:
+            n = await server_count(session, root_url, model, text)
+        except AnswerTooSlow:
+            n = None
     return local.count(text) if n is None and local is not None else n
 
 
-async def _server_count(
-    session: aiohttp.ClientSession, root_url: str, model: str, text: str
+async def server_count(
+    session: aiohttp.ClientSession,
+    root_url: str,
+    model: str,
+    text: str,
+    deadline_s: float = QUERY_DEADLINE_S,
 ) -> int | None:
+    """/tokenize's count of `text`, None where it has none; AnswerTooSlow past deadline_s."""
+    url = f"{root_url}/tokenize"
+    body = {"content": text, "prompt": text, "model": model}
     try:
         async with session.post(
-            f"{root_url}/tokenize", json={"content": text, "prompt": text, "model": model}
+            url, json=body, timeout=aiohttp.ClientTimeout(total=deadline_s)
         ) as r:
             if r.status != 200:
                 return None
             d = json.loads(await read_bounded(r, tokenize_limit_bytes(text)))
-    except (TimeoutError, aiohttp.ClientError, ValueError):
+    except TimeoutError as e:
+        raise AnswerTooSlow(url, deadline_s) from e
+    except (aiohttp.ClientError, ValueError):
         return None
     if isinstance(d, dict):
         if isinstance(d.get("count"), int):
@@ -129,7 +148,7 @@ def _unique_head(seed: int) -> list[str]:
 
 async def make_prompt(
     session: aiohttp.ClientSession,
-    root_url: str,
+    root_url: str | None,
     model: str,
     target: int,
     seed: int,
@@ -167,7 +186,7 @@ async def make_prompt(
 
 async def make_block(
     session: aiohttp.ClientSession,
-    root_url: str,
+    root_url: str | None,
     model: str,
     tokens: int,
     key: int,

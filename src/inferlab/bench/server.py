@@ -9,7 +9,7 @@ import aiohttp
 
 from inferlab.address import root_of
 from inferlab.errors import ServerError
-from inferlab.httpbody import MAX_JSON_BYTES, read_bounded
+from inferlab.httpbody import MAX_JSON_BYTES, QUERY_DEADLINE_S, AnswerTooSlow, read_bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,14 +22,22 @@ class ServerInfo:
 
 
 async def probe_server(
-    session: aiohttp.ClientSession, base_url: str, headers: dict[str, str]
+    session: aiohttp.ClientSession,
+    base_url: str,
+    headers: dict[str, str],
+    deadline_s: float = QUERY_DEADLINE_S,
 ) -> ServerInfo:
+    """GET /v1/models, the whole answer within deadline_s: what is at the URL, or one
+    ServerError that says what to fix."""
     url = f"{base_url.rstrip('/')}/models"
+    timeout = aiohttp.ClientTimeout(total=deadline_s)
     try:
-        async with session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=15)) as r:
+        async with session.get(url, headers=headers, timeout=timeout) as r:
             text = (await read_bounded(r, MAX_JSON_BYTES)).decode("utf-8", "replace")
             status = r.status
-    except (TimeoutError, aiohttp.ClientError, OSError) as e:
+    except TimeoutError as e:
+        raise AnswerTooSlow(url, deadline_s) from e
+    except (aiohttp.ClientError, OSError) as e:
         raise ServerError(
             f"cannot reach {base_url} ({type(e).__name__}: {e}); is the server running, "
             "and is the URL its OpenAI base (e.g. http://127.0.0.1:8080/v1)?"

@@ -20,32 +20,40 @@ from inferlab.bench.client import Endpoint, _Stream, over_max_limit
 from inferlab.bench.server import ServerInfo
 from inferlab.bench.sse import EventTooLong, SSEParser
 from inferlab.errors import InferlabError
+from inferlab.httpbody import (
+    MAX_JSON_BYTES,
+    AnswerTooSlow,
+    BodyTooLarge,
+    query_deadline_s,
+    read_bounded,
+)
 from inferlab.records import RequestRecord
 
-MAX_BODY_BYTES = 1 << 20
-TIMEOUT = aiohttp.ClientTimeout(total=15)
 
-
-async def _get_json(session: aiohttp.ClientSession, url: str) -> Any:
+async def _get_json(session: aiohttp.ClientSession, url: str, deadline_s: float) -> Any:
+    """The JSON at url, None where there is none; AnswerTooSlow past deadline_s."""
     try:
-        async with session.get(url, timeout=TIMEOUT) as r:
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=deadline_s)) as r:
             if r.status != 200:
                 return None
-            return json.loads(await r.content.read(MAX_BODY_BYTES))
-    except (TimeoutError, aiohttp.ClientError, ValueError, OSError):
+            return json.loads(await read_bounded(r, MAX_JSON_BYTES))
+    except TimeoutError as e:
+        raise AnswerTooSlow(url, deadline_s) from e
+    except (aiohttp.ClientError, ValueError, OSError, BodyTooLarge):
         return None
 
 
 async def context_tokens(
-    session: aiohttp.ClientSession, info: ServerInfo, model: str
+    session: aiohttp.ClientSession, info: ServerInfo, model: str, deadline_s: float
 ) -> tuple[int, str] | None:
-    """(tokens, where the figure came from), or None when the server does not say."""
+    """(tokens, where the figure came from), or None when the server does not say;
+    AnswerTooSlow where its /props had not answered by deadline_s."""
     for m in info.models_answer.get("data", []) or []:
         if isinstance(m, dict) and m.get("id") == model and isinstance(m.get("max_model_len"), int):
             return int(m["max_model_len"]), "the server's max_model_len"
     if info.kind != "llamacpp":
         return None
-    props = await _get_json(session, f"{info.root_url}/props")
+    props = await _get_json(session, f"{info.root_url}/props", deadline_s)
     settings = props.get("default_generation_settings") if isinstance(props, dict) else None
     n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
     return (int(n_ctx), "the server's n_ctx per slot") if isinstance(n_ctx, int) else None
@@ -60,7 +68,8 @@ async def check_chat(session: aiohttp.ClientSession, endpoint: Endpoint) -> None
         "max_tokens": 1,
     }
     try:
-        async with session.post(url, json=body, headers=endpoint.headers(), timeout=TIMEOUT) as r:
+        timeout = aiohttp.ClientTimeout(total=query_deadline_s(endpoint.request_timeout_s))
+        async with session.post(url, json=body, headers=endpoint.headers(), timeout=timeout) as r:
             status = r.status
             text = (await r.content.read(4096)).decode("utf-8", "replace")
     except (TimeoutError, aiohttp.ClientError, OSError) as e:

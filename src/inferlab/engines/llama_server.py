@@ -14,8 +14,6 @@ import signal
 import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -23,6 +21,7 @@ from types import TracebackType
 from inferlab.engines.bundled import llama_server_path, smollm2_gguf_path
 from inferlab.engines.lifetime import die_with_parent
 from inferlab.errors import InferlabError
+from inferlab.httpbody import MAX_JSON_BYTES, get_sync
 
 
 def free_port() -> int:
@@ -157,9 +156,8 @@ class LlamaServer:
 
     def healthy(self) -> bool:
         try:
-            with urllib.request.urlopen(f"{self.root_url}/health", timeout=2) as r:
-                return bool(r.status == 200)
-        except (urllib.error.URLError, OSError):
+            return get_sync(f"{self.root_url}/health", {}, MAX_JSON_BYTES, 2.0).status == 200
+        except InferlabError:  # refused, stuck or not HTTP: not (yet) healthy
             return False
 
     def alive(self) -> bool:

@@ -11,11 +11,16 @@ somewhere between our send and its answer.
 from __future__ import annotations
 
 import time
-import urllib.error
-import urllib.request
 from typing import TYPE_CHECKING
 
-from inferlab.httpbody import MAX_METRICS_BYTES, BodyTooLarge, read_bounded, read_bounded_sync
+from inferlab.httpbody import (
+    MAX_METRICS_BYTES,
+    AnswerTooSlow,
+    BodyTooLarge,
+    Unreachable,
+    get_sync,
+    read_bounded,
+)
 from inferlab.servermetrics.dialects import MetricsError, MetricsUnparsable, parse_metrics
 from inferlab.servermetrics.snapshot import Snapshot
 
@@ -89,30 +94,23 @@ async def fetch_snapshot(session: aiohttp.ClientSession, url: str, timeout_s: fl
     except BodyTooLarge as e:
         raise MetricsUnparsable(f"{e} (not a metrics page)") from e
     except TimeoutError as e:
-        raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
+        raise MetricsTimeout(f"{url} did not finish its answer within {timeout_s:g} s") from e
     except (aiohttp.ClientError, OSError) as e:
         raise MetricsUnreachable(f"cannot reach {url} ({type(e).__name__}: {e})") from e
     return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0)
 
 
 def scrape_once(url: str, timeout_s: float = 5.0, histograms: bool = True) -> Snapshot:
-    """Synchronous GET of url (a /metrics URL; see metrics_url) -> Snapshot."""
+    """Synchronous GET of url (a /metrics URL; see metrics_url) -> Snapshot, the whole
+    answer within timeout_s."""
     t0 = time.perf_counter()
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as r:
-            raw, status = read_bounded_sync(r, url, MAX_BYTES), r.status
-            ctype = r.headers.get("Content-Type", "")
+        answer = get_sync(url, {}, MAX_BYTES, timeout_s)
     except BodyTooLarge as e:
         raise MetricsUnparsable(f"{e} (not a metrics page)") from e
-    except urllib.error.HTTPError as e:
-        body = e.read(4096).decode("utf-8", "replace") if e.fp else ""
-        classify(url, e.code, body, e.headers.get("Content-Type", "") if e.headers else "")
-        raise MetricsUnreachable(f"{url} answered HTTP {e.code}") from e  # not reached
-    except TimeoutError as e:
-        raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        if isinstance(reason, TimeoutError):
-            raise MetricsTimeout(f"{url} did not answer within {timeout_s:g} s") from e
-        raise MetricsUnreachable(f"cannot reach {url} ({reason})") from e
-    return snapshot_from(url, status, raw.decode("utf-8", "replace"), ctype, t0, histograms)
+    except AnswerTooSlow as e:
+        raise MetricsTimeout(f"{url} did not finish its answer within {timeout_s:g} s") from e
+    except Unreachable as e:
+        raise MetricsUnreachable(str(e)) from e
+    body = answer.body.decode("utf-8", "replace")
+    return snapshot_from(url, answer.status, body, answer.content_type, t0, histograms)

@@ -8,14 +8,12 @@ exists here is a spec inferlab can read; a hub name is not (say --model).
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from inferlab.address import checked_root
 from inferlab.errors import InferlabError
-from inferlab.httpbody import MAX_JSON_BYTES, read_bounded_sync
+from inferlab.httpbody import MAX_JSON_BYTES, AnswerTooSlow, Unreachable, get_sync
 
 
 class ServerNotUp(InferlabError):
@@ -52,17 +50,21 @@ def served_model(url: str, timeout_s: float = 5.0) -> str:
     """The local model spec the server names, or one clear error saying what to pass instead."""
     listing = f"{server_base(url)}/v1/models"
     try:
-        with urllib.request.urlopen(listing, timeout=timeout_s) as r:
-            data = json.loads(read_bounded_sync(r, listing, MAX_JSON_BYTES))
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        answered = isinstance(e, urllib.error.HTTPError) and e.code < 500
-        if answered or isinstance(e, ValueError):
-            raise InferlabError(
-                f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
-            ) from e
-        # refused, timed out, 503 while loading: watch waits for it (--model needs no wait)
-        reason = getattr(e, "reason", e) if not isinstance(e, urllib.error.HTTPError) else e
-        raise ServerNotUp(f"{listing} did not answer ({reason}); no --model given") from e
+        answer = get_sync(listing, {}, MAX_JSON_BYTES, timeout_s)
+        data = json.loads(answer.body) if answer.status == 200 else None
+    except ValueError as e:
+        raise InferlabError(
+            f"no model given and {listing} did not list one ({e}); pass --model or --gguf"
+        ) from e
+    except (Unreachable, AnswerTooSlow) as e:  # refused, stuck: watch waits for it
+        raise ServerNotUp(f"{listing} did not answer ({e}); no --model given") from e
+    if answer.status >= 500:  # 503 while loading: watch waits for it (--model needs no wait)
+        raise ServerNotUp(f"{listing} did not answer (HTTP {answer.status}); no --model given")
+    if answer.status != 200:
+        raise InferlabError(
+            f"no model given and {listing} did not list one (HTTP {answer.status}); "
+            "pass --model or --gguf"
+        )
     names = model_names(data if isinstance(data, dict) else {})
     spec = readable_spec(names)
     if spec is None:

@@ -128,9 +128,11 @@ def stated_floor(args: argparse.Namespace) -> tuple[Floor | None, str | None]:
     """No --floor-* flags: the floor of a local server's own GGUF, and the line that says
     how it was found or which flag gives MBU (said once the server accepts the run, and
     kept as an info warning in the summary)."""
-    from inferlab.bench.autofloor import auto_floor
+    from inferlab.bench.autofloor import AUTO_FLOOR_DEADLINE_S, auto_floor
+    from inferlab.httpbody import query_deadline_s
 
-    auto = auto_floor(args.url, os.environ.get(args.api_key_env))
+    deadline_s = min(AUTO_FLOOR_DEADLINE_S, query_deadline_s(args.request_timeout))
+    auto = auto_floor(args.url, os.environ.get(args.api_key_env), deadline_s)
     return auto.floor, auto.line
 
 
