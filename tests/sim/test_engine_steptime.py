@@ -62,9 +62,13 @@ def test_beyond_the_largest_batch_is_extrapolated_stated_and_refused_past_twice(
     assert m.step_time_s([], DecodeBatch.of(ctx_at(eb, 24))) == pytest.approx(0.1221 + 8 * slope)
     lines = m.describe(32)
     assert any("17..32 are beyond the measured range" in line for line in lines)
+    # past 2x it is refused: the simulator asks once per batch it reaches (sim/engine.py;
+    # tests/sim/test_open_loop_batches.py), so the step time asked alone still answers
     with pytest.raises(ConfigError, match=r"batch 33 is beyond 2x .* \(16\).*add force") as e:
-        m.step_time_s([], DecodeBatch.of(ctx_at(eb, 33)))
+        m.check_batch(33)
+    assert "a limit of 32 decoders" in str(e.value)
     assert "or add --force to extrapolate" in e.value.worded(FLAG_NAMES)  # as the CLI says it
+    assert m.step_time_s([], DecodeBatch.of(ctx_at(eb, 33))) > 0.1221
     above_one = EngineStepTime(fit_engine(engine({2: 0.0245, 4: 0.0389}, 0.0133)))
     assert any("below 2: extrapolated along the first segment" in x for x in above_one.describe(4))
     assert above_one.step_time_s([], DecodeBatch.of([48])) == pytest.approx(0.0245 - 0.0072)

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from inferlab.sim.steptime.ranges import check_batches
 
     step, cfg = config_from(args)
-    fit_lines = check_batches(cfg.model, cfg.policy, None)  # a baseline's range, refused past 2x
+    fit_lines = check_batches(cfg.model, cfg.policy, None)  # a rate: refused by a batch reached
     lines: list[str] = []
     fleet = Fleet(args.tp, args.gpu_hour)
     plan = plan_fleet(cfg, args.rate, fleet, lambda r: lines.append(say.rate_line(r)))

@@ -16,7 +16,7 @@ from typing import Any
 from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level
 from inferlab.physics.price import price_per_million
-from inferlab.sim.simulate_level import SimConfig, simulate_level
+from inferlab.sim.simulate_level import SimConfig, simulate_probe
 from inferlab.slo.attainment import ObjectiveResult, SloLevel
 from inferlab.slo.grammar import Slo
 from inferlab.slo.search import DEFAULT_MAX_LEVELS, MaxLoad, SearchSpec, find_max_load
@@ -78,7 +78,7 @@ def plan_config(cfg: SimConfig, duration_s: float) -> SimConfig:
 
 def evaluate(cfg: SimConfig, rate: float) -> RatePoint:
     """One candidate rate: one simulated level, judged against the SLO and its queue."""
-    sl = simulate_level(cfg, Level("rate", rate, "plan"))
+    sl = simulate_probe(cfg, Level("rate", rate, "plan"), f"rate={rate:g}/s")
     lv, res = sl.summary, sl.result
     assert lv.slo is not None and lv.saturation is not None  # an SLO, open loop
     unfinished = sum(1 for r in res.requests if r.finish_s is None)

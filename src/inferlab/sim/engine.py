@@ -15,6 +15,11 @@ policy reuses cached prefixes (sim/prefix_cache.py; llama.cpp its slots') and he
 each step's prompt chunks and each finish; the result then predicts the prefix-cache
 hit ratio.
 
+A step time measured up to some batch (an engine baseline, a profile: steptime/base.py's
+`BatchLimited`) answers for so many decoders: a step whose decoders pass that is refused,
+naming the request that joined last and when, unless forced. So a load whose batch is not
+known ahead (an open loop) is refused only by a batch it reaches.
+
 At most one step runs at a time, so its end is kept beside the heap rather than
 in it. Everything on the heap was pushed before the step began, so on a tie in
 time the heap's event comes first: the step ends first only when strictly
@@ -39,7 +44,7 @@ from inferlab.sim.policies.base import BatchScheduler
 from inferlab.sim.request import DECODE, PLAIN, RequestModel, SimRequest
 from inferlab.sim.running import Running
 from inferlab.sim.scheduler import DECODE_ONLY, Batch, Policy, Scheduler
-from inferlab.sim.steptime.base import DecodeBatch, StepTimeModel
+from inferlab.sim.steptime.base import BatchLimited, DecodeBatch, StepTimeModel
 from inferlab.sim.users import Chats, ChatUsers, ClosedLoop, ClosedLoopUsers
 from inferlab.sim.workload import Arrival
 
@@ -90,6 +95,7 @@ class SimResult:
     timeline: Timeline
     sim_time_s: float
     tracks_prefixes: bool = False  # requests carried their prompts' identity
+    most_decoders: int = 0  # the largest decoding batch a step ran
 
     @property
     def predicted_hit_ratio(self) -> float | None:
@@ -137,6 +143,11 @@ class Engine:
         self._drains = batches is not None and batches.drains_queue
         self._repeats = batches is not None and batches.repeats_decode_only
         self.max_steps = max_steps
+        # A measured step time answers for so many decoders: each batch larger than any
+        # before is checked as a step reaches it, so a load whose batch no one can know
+        # ahead (an open loop) is refused only by a batch it runs.
+        self._limited = model if isinstance(model, BatchLimited) else None
+        self.most_decoders = 0
         self.waiting: deque[SimRequest] = deque()
         self.done: list[SimRequest] = []
         self.steps = 0
@@ -237,6 +248,8 @@ class Engine:
         # a decoder finishes (its user may send another).
         past = math.nextafter(max_time_s, math.inf)
         stop = min(self._events[0][0], past) if self._events else past
+        if count > self.most_decoders and steps < last and used + count <= cap:
+            self._reached(count, t)  # decoders only leave this loop: its first step is largest
         while count and steps < last and used + count <= cap:
             steps += 1
             end = t + step_time(NO_PREFILL, decode)
@@ -274,6 +287,8 @@ class Engine:
                 f"t = {t:.4g} s; raise it with {{max_steps}} or simulate a smaller load"
             )
         decode = running.decode if batch.decodes else NO_DECODES
+        if decode.count > self.most_decoders:
+            self._reached(decode.count, t)
         chunks = batch.chunks
         prefill = [(k, r.prefilled) for r, k in chunks] if chunks else NO_PREFILL
         dt = self.model.step_time_s(prefill, decode)
@@ -289,6 +304,22 @@ class Engine:
         tl.queue_lengths.append(len(self.waiting))
         self._batch = batch
         self._batch_end_s = t + dt
+
+    def _reached(self, count: int, t: float) -> None:
+        """The step starting at `t` decodes `count` sequences, more than any before: past
+        the step time's limit it is refused, naming the request that joined last."""
+        self.most_decoders = count
+        m = self._limited
+        limit = m.batch_limit if m is not None else None
+        if m is None or limit is None or count <= limit:
+            return
+        decoders = (r for r in self.running.requests.values() if r.decode_from >= 0)
+        r = max(decoders, key=lambda r: (r.decode_from, r.admit_order))
+        m.check_batch(
+            count,
+            f"at t = {t:.3f} s, request {r.id} (sent at {r.arrival_s:.3f} s) joined the "
+            "decoding batch, and ",
+        )
 
     def _end_step(self, t: float) -> None:
         batch, running = self._batch, self.running
@@ -366,4 +397,5 @@ def simulate(
         engine.timeline,
         end_s,
         requests.prompts is not None,
+        engine.most_decoders,
     )

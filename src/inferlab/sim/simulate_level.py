@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from inferlab.errors import InferlabError
+from inferlab.errors import ConfigError, InferlabError, literal
 from inferlab.load.conversations import with_template
 from inferlab.load.spec import Level, Requests
 from inferlab.load.workload import Workload
@@ -183,3 +183,13 @@ def simulate_level(cfg: SimConfig, level: Level, specs: Requests | None = None) 
         lv = dataclasses.replace(lv, per_turn=per_turn(to_records(res, lv.label, times, reqs)))
     lv = judge_simulated(lv, res, label, cfg.slo, times)
     return SimLevel(res, times, lv, reqs, users, len(arrivals), w)
+
+
+def simulate_probe(cfg: SimConfig, level: Level, what: str) -> SimLevel:
+    """`simulate_level` for one probe of a search (`what`: its load, as the user reads it): a
+    refusal while it runs (a batch past the step time's limit) names the probe, since the
+    search says each probe only once it is done."""
+    try:
+        return simulate_level(cfg, level)
+    except ConfigError as e:
+        raise type(e)(f"probing {literal(what)}: {e.template}") from e

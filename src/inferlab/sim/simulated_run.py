@@ -15,8 +15,8 @@ from typing import Any
 from inferlab.errors import ConfigError, InferlabError
 from inferlab.load.spec import Level
 from inferlab.sim.output import build_summary, iter_records, write_records
-from inferlab.sim.simulate_level import SimConfig, SimLevel, simulate_level
-from inferlab.sim.steptime.ranges import check_batches
+from inferlab.sim.simulate_level import SimConfig, SimLevel, simulate_level, simulate_probe
+from inferlab.sim.steptime.ranges import check_batches, fit_lines
 from inferlab.slo.attainment import SloLevel
 from inferlab.summary import RunSummary
 
@@ -80,13 +80,16 @@ def run(cfg: SimConfig) -> SimRun:
     if len(cfg.levels) != 1:
         raise ConfigError("simulate runs one level: give one {concurrency} or {rate} value")
     (level,) = cfg.levels
-    fit_lines = check_batches(cfg.model, cfg.policy, _users(level))
+    users = _users(level)
+    lines = check_batches(cfg.model, cfg.policy, users)  # a closed loop's batch: up front
     t = time.perf_counter()
-    sl = simulate_level(cfg, level)
+    sl = simulate_level(cfg, level)  # an open loop's: refused by a batch it reaches
     wall = time.perf_counter() - t
+    if users is None:  # said at the batch it ran, not at the policy's bound
+        lines = fit_lines(cfg.model, sl.result.most_decoders)
     config = {**settings(cfg), "workload": workload_json(cfg, sl), "wall_s": wall}
     summary = build_summary(sl.result, sl.summary, config, list(cfg.command))
-    return SimRun(summary, (sl,), tuple(fit_lines), wall)
+    return SimRun(summary, (sl,), tuple(lines), wall)
 
 
 def search(cfg: SimConfig, progress: Callable[[SimLevel], None] = lambda s: None) -> SimRun:
@@ -104,8 +107,8 @@ def search(cfg: SimConfig, progress: Callable[[SimLevel], None] = lambda s: None
 
     def measure(value: float) -> SloLevel:
         level = Level(spec.kind, int(value) if spec.kind == "concurrency" else value)
-        check_batches(cfg.model, cfg.policy, _users(level))
-        sl = simulate_level(probe_cfg, level)
+        check_batches(cfg.model, cfg.policy, _users(level))  # a rate probe: as it runs
+        sl = simulate_probe(probe_cfg, level, level.label)
         probes.append(sl)
         progress(sl)
         assert sl.summary.slo is not None  # the config has an SLO

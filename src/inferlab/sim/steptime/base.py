@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from inferlab.sim.request import NO_COSTS, RequestCosts
 from inferlab.specs.cost import ModelCost
@@ -46,6 +46,20 @@ class StepTimeModel(Protocol):
     def split_decode_s(self, groups: tuple[int, ...]) -> float:
         """What decoders cut into ubatches of `groups` decoders cost beyond one ubatch of
         them all (Batch.decode_groups); 0 for a model whose decode cost is linear."""
+        ...
+
+
+@runtime_checkable
+class BatchLimited(Protocol):
+    """A step time measured up to some batch (an engine baseline, a profile): it answers for
+    `batch_limit` decoders at most (None: forced, no limit). The simulator asks it of every
+    batch it reaches (sim/engine.py), so an open loop is refused only by a batch it runs."""
+
+    @property
+    def batch_limit(self) -> int | None: ...
+
+    def check_batch(self, batch: int, where: str = "") -> None:
+        """Refuse `batch` decoders past the limit; `where` opens the message (which step)."""
         ...
 
 

@@ -164,19 +164,20 @@ class EngineStepTime:
         """The largest batch the model answers for (None: forced, no limit)."""
         return None if self.force else int(EXTRAPOLATION_LIMIT * self.fit.largest_batch)
 
-    def check_batch(self, batch: int) -> None:
+    def check_batch(self, batch: int, where: str = "") -> None:
+        """Refuse `batch` decoders past `batch_limit`; `where` opens the message. The
+        simulator asks it of every batch it reaches (sim/engine.py), not each step."""
         limit = self.batch_limit
         if limit is not None and batch > limit:
             raise ConfigError(
-                f"batch {batch} is beyond 2x the largest batch the engine baseline measured "
-                f"({self.fit.largest_batch}): measure larger batches (engine-bench --batch) "
-                "or add {force} to extrapolate anyway"
+                f"{where}batch {batch} is beyond 2x the largest batch the engine baseline "
+                f"measured ({self.fit.largest_batch}), a limit of {limit} decoders: measure "
+                "larger batches (engine-bench --batch) or add {force} to extrapolate anyway"
             )
 
     def decode_s(self, count: int) -> float:
         t = self._decode.get(count)
         if t is None:
-            self.check_batch(count)
             t = self._decode[count] = self.fit.decode_at(count)
         return t
 

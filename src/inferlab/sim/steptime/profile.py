@@ -17,7 +17,9 @@ profiled server's scheduler is simulated: llama.cpp's, at the profile's slots an
 per slot (choice.py's `profile_knobs`); for a vLLM profile, continuous batching at the
 server's max_num_seqs, token budget, KV blocks and block size (`served_policy`, the one
 place to switch to `--policy vllm`). A vLLM server has no slots: its batch is limited by
-the batches the profile measured (2x them, as above), not by a slot count.
+the batches the profile measured (2x them, as above), not by a slot count: a closed loop
+past that is refused before it runs; an open loop only when a step reaches such a batch
+(sim/engine.py), since at a low rate vLLM's max_num_seqs is never approached.
 """
 
 from __future__ import annotations
@@ -86,13 +88,15 @@ class ProfileStepTime:
     def batch_limit(self) -> int | None:
         return None if self.force else int(EXTRAPOLATION_LIMIT * max(self.fit.max_decoders, 1))
 
-    def check_batch(self, batch: int) -> None:
+    def check_batch(self, batch: int, where: str = "") -> None:
+        """Refuse `batch` decoders past `batch_limit`; `where` opens the message."""
         limit = self.batch_limit
         if limit is not None and batch > limit:
             raise ConfigError(
-                f"batch {batch} is beyond 2x the largest batch the profile measured "
-                f"({self.fit.max_decoders}): {WIDER.get(self.engine, WIDER['llamacpp'])} "
-                "or add {force} to extrapolate anyway"
+                f"{where}batch {batch} is beyond 2x the largest batch the profile measured "
+                f"({self.fit.max_decoders}), a limit of {limit} decoders: "
+                f"{WIDER.get(self.engine, WIDER['llamacpp'])} or add {{force}} to extrapolate "
+                "anyway"
             )
 
     def step_time_s(self, prefill: Sequence[tuple[int, int]], decode: DecodeBatch) -> float:

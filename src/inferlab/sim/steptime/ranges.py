@@ -1,6 +1,9 @@
 """Where a measured step time answers: an engine baseline or a profile measured batches up
-to some size; a simulation whose batches go past 2x that is refused before it starts
-(unless forced), and the lines that state what the fit assumes are said."""
+to some size, and answers for 2x that (unless forced). A closed loop's batch is known before
+it runs (its users, at most the policy's max batch), so past the limit it is refused before
+the simulation starts. An open loop's is not (vLLM's max_num_seqs of 128 bounds it, yet at
+1 request/s it stays near 2): the simulation refuses the batch a step reaches (sim/engine.py),
+and the lines that state what the fit assumes are said at the largest batch it ran."""
 
 from __future__ import annotations
 
@@ -16,9 +19,19 @@ def largest_batch(policy: Policy, users: int | None) -> int:
 
 
 def check_batches(model: StepTimeModel, policy: Policy, users: int | None) -> list[str]:
-    """Refuse a batch past the model's limit up front; the lines that state the fit."""
+    """A closed loop of `users` whose batch passes the model's limit refused up front (an
+    open loop, None, is checked as it runs); the lines that state the fit, at the largest
+    batch the simulation can run."""
     if not isinstance(model, EngineStepTime | ProfileStepTime):
         return []
     most = largest_batch(policy, users)
-    model.check_batch(most)
+    if users:
+        model.check_batch(most)
     return model.describe(most)
+
+
+def fit_lines(model: StepTimeModel, most_decoders: int) -> list[str]:
+    """The lines that state the fit, for a simulation whose largest batch was `most_decoders`."""
+    if not isinstance(model, EngineStepTime | ProfileStepTime):
+        return []
+    return model.describe(most_decoders)
