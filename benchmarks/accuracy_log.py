@@ -102,6 +102,12 @@ class Calibration(JsonRecord):
     # requests: not summary.Interval.tail_undersampled); absent in runs before run 34.
     bounded_pairs: int | None = optional()
     bounded_covered: int | None = optional()
+    # Which interval: "pi95" (where the next run lands), "ci95" (the long-run value), or
+    # "pi95 and ci95" (pi95 where the first had one); absent: ci95 (every run before pi95).
+    interval: str | None = optional()
+    # The same pairs against the first's ci95 alone, where `interval` is pi95 (kept beside)
+    ci95_pairs: int | None = optional()
+    ci95_covered: int | None = optional()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -139,11 +145,14 @@ def counts_of(
     shapes: Sequence[ShapeResult], again: bool = False, noise: bool = False
 ) -> dict[str, int]:
     """Shapes within each target, from the per-quantity verdicts (None counts as not within);
-    with `noise`, within the target or the measured interval (any grade but a miss)."""
+    with `noise`, within the target or a gradable measured interval (within_target or
+    within_noise: never a miss or an ungradable one)."""
     out: dict[str, int] = {}
     for name in QUANTITIES:
         qs = [q for s in shapes for q in (s.again if again else s.quantities) if q.name == name]
-        out[name] = sum(1 for q in qs if (q.grade != "miss" if noise else q.within_target))
+        out[name] = sum(
+            1 for q in qs if (q.grade in scoring.PREDICTED if noise else q.within_target)
+        )
     return out
 
 
@@ -156,7 +165,8 @@ def _quantities(row: Mapping[str, object]) -> tuple[Quantity, ...]:
         p, m, e = (_num(cell.get(k)) for k in ("predicted", "measured", "error"))
         raw = cell.get("ci95")
         ci = tuple(float(x) for x in raw) if isinstance(raw, list) and len(raw) == 2 else None
-        grade = _grade(key, p, m, e, ci) if "grade" in cell else None
+        tail = cell.get("tail_undersampled") is True
+        grade = _grade(key, p, m, e, ci, tail) if "grade" in cell else None
         p, m = (None if x is None else x * factor for x in (p, m))
         ci = None if ci is None else tuple(x * factor for x in ci)
         out.append(Quantity(name, p, m, e, within(name, e, p, m), ci, grade))
@@ -164,12 +174,18 @@ def _quantities(row: Mapping[str, object]) -> tuple[Quantity, ...]:
 
 
 def _grade(
-    key: str, p: float | None, m: float | None, e: float | None, ci: Sequence[float] | None
+    key: str,
+    p: float | None,
+    m: float | None,
+    e: float | None,
+    ci: Sequence[float] | None,
+    tail: bool = False,
 ) -> Grade | None:
-    """The cell's grade, from its numbers as metrics/scoring.py grades them (None: not judged)."""
+    """The cell's grade, from its numbers as metrics/scoring.py grades them (None: not
+    judged; `tail`: its interval has no upper end)."""
     if not scoring.judged(key, p, m):
         return None
-    return scoring.grade(p, m, e, ci, scoring.TARGETS[key])
+    return scoring.grade(p, m, e, ci, scoring.TARGETS[key], tail)
 
 
 def _num(x: object) -> float | None:
@@ -249,6 +265,9 @@ def _calibration(raw: Mapping[str, object]) -> Calibration | None:
         widest,
         int(bp) if both and bp is not None else None,
         int(bc) if both and bc is not None else None,
+        interval=str(raw["interval"]) if isinstance(raw.get("interval"), str) else None,
+        ci95_pairs=int(cp) if (cp := _num(raw.get("ci95_pairs"))) is not None else None,
+        ci95_covered=int(cc) if (cc := _num(raw.get("ci95_covered"))) is not None else None,
     )
 
 
@@ -355,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             engine = f"  [{r.engine}]" if r.engine and r.engine != "llamacpp" else ""
             cal = (
                 f"; calibration {r.calibration.covered}/{r.calibration.pairs}"
+                f" ({r.calibration.interval or 'ci95'})"
                 if r.calibration
                 else ""
             )

@@ -35,7 +35,8 @@ Targets (issue 26): TPOT p50 within 10 %, TTFT p50 within 15 %, TTFT p99 within 
 goodput within 10 % (or both 0), max load equal. Graded (issue 39, metrics/scoring.py): a
 shape's quantity counts as predicted when |predicted - measured| <= max(target x measured,
 the measured 95 % interval's half-width on the prediction's side), each said in a word
-(within_target, within_noise, miss) under its row, beside the interval. Under each row too,
+(within_target, within_noise, miss; ungradable where the interval on the prediction's side
+is over twice the target, never counted) under its row, beside the interval. Under each row too,
 the machine's speed since the profile: the drift canary both took (the profile around its
 probes, bench at rest and after the level), their ratio, whether it lies beyond both runs'
 canary spread, and where it does, the shape re-simulated with every profiled cost x the
@@ -144,7 +145,8 @@ def parse() -> argparse.Namespace:
         type=int,
         default=1,
         help="bench --repeat N for every shape (1): with --again, the second measurement is "
-        "also checked against the first's 95 %% intervals (their calibration)",
+        "also checked against the first's 95 %% intervals (their calibration): its pi95, "
+        "where the next run lands, with N >= 2; its ci95 with N = 1",
     )
     p.add_argument(
         "--again",
@@ -265,6 +267,10 @@ def compare(p: LevelSummary, m: LevelSummary) -> dict[str, Any]:
     out["server_step_s"] = srv
     out["cache"] = server_side(pred, m)
     out["tail_undersampled"] = [k for k in scores if scoring.tail_undersampled(m, k)]
+    # where the next run of the measured level lands (bench --repeat 2 or more): the claim
+    # the calibration check tests, beside each quantity's ci95 (the long-run value)
+    ivs = {k: scoring.measured_interval(m, k) for k in scores}
+    out["pi95"] = {k: list(iv.pi95) for k, iv in ivs.items() if iv and iv.pi95 is not None}
     return out
 
 
@@ -300,8 +306,11 @@ def cache_line(row: dict[str, Any]) -> str | None:
 
 
 def misses(row: dict[str, Any]) -> list[str]:
-    """The targets the row missed (metrics/scoring.py's `missed`)."""
-    return scoring.missed({k: scoring.Scored.from_json(row[k], k) for k in scoring.TARGETS})
+    """The targets the row missed (metrics/scoring.py's `missed`); sets the row's
+    `ungradable` too (the targets its measured interval was too wide to grade)."""
+    scores = {k: scoring.Scored.from_json(row[k], k) for k in scoring.TARGETS}
+    row["ungradable"] = scoring.ungradable(scores)
+    return scoring.missed(scores)
 
 
 def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
@@ -397,8 +406,7 @@ def grade_of(k: str, c: dict[str, Any]) -> str | None:
     written before grades reads the same; None where the target does not judge it."""
     if not scoring.judged(k, c["predicted"], c["measured"]):
         return None
-    ci = c.get("ci95")
-    return scoring.grade(c["predicted"], c["measured"], c["error"], ci, scoring.TARGETS[k])
+    return scoring.regrade(k, scoring.Scored.from_json(c, k))
 
 
 def grade_line(row: dict[str, Any]) -> str:
@@ -656,37 +664,54 @@ def again(
         print(f"  max concurrency within {r['slo']}: measured {r['measured']}, again {r['again']}")
 
 
+def _pairs(rows: list[dict[str, Any]]) -> Iterator[tuple[str, bool, Any, Any, float, float]]:
+    """Each (shape, quantity) pair measured twice whose first measurement has an interval:
+    (quantity, tail_undersampled, its pi95 or None, its ci95 or None, first, second)."""
+    for r in rows:
+        again = r.get("again") or {}
+        tail, pi = set(r.get("tail_undersampled") or ()), again.get("pi95") or {}
+        for k in scoring.TARGETS:
+            q = again.get(k) or {}
+            first, second = q.get("measured"), q.get("predicted")
+            if first is None or second is None or first <= 0:
+                continue
+            if pi.get(k) or q.get("ci95"):
+                yield k, k in tail, pi.get(k), q.get("ci95"), first, second
+
+
 def calibration(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The first measurement's 95 % intervals checked against the second: over every
     (shape, quantity) pair whose first measurement has an interval, how often the second
     measurement's value lies inside it (the intervals claim 95 %; the issue asks >= 85 %),
-    and the intervals' half-widths relative to the value (median and widest). `bounded`:
-    the same over the pairs whose interval claims 95 % (not tail_undersampled: a p99 from
-    fewer than 368 requests has no upper bound, so its interval claims nothing above)."""
-    covered, widths, per = 0, [], {}
-    bounded = [0, 0]
-    for r in rows:
-        tail = set(r.get("tail_undersampled") or ())
-        for k in scoring.TARGETS:
-            q = r.get("again", {}).get(k)
-            ci, first, second = (
-                (q or {}).get("ci95"),
-                (q or {}).get("measured"),
-                (q or {}).get("predicted"),
-            )
-            if not ci or first is None or second is None or first <= 0:
-                continue
-            inside = ci[0] <= second <= ci[-1]
-            covered += inside
-            if k not in tail:
-                bounded = [bounded[0] + inside, bounded[1] + 1]
-            hit, n = per.get(k, (0, 0))
-            per[k] = (hit + inside, n + 1)
-            widths.append((ci[-1] - ci[0]) / 2 / first)
+    and the intervals' half-widths relative to the value (median and widest). The interval
+    is the first's pi95 where it has one (bench --repeat 2 or more: where the next run
+    lands, the claim a second measurement tests), else its ci95 (the long-run value: a
+    second run is not what it claims to cover); `interval` says which, and `ci95_covered`
+    of `ci95_pairs` counts the ci95 alone beside it. The second measurement pools its R
+    repeats, so it moves less than one run does: pi95 claims at least its 95 % there (a
+    p50's; a p99 pooled over R repeats sits above their own p99s' mean, which pi95 is
+    centred on). `bounded`: the same over the pairs
+    whose interval claims 95 % (not tail_undersampled: a p99 from fewer than 368 requests
+    has no upper bound, so its interval claims nothing above)."""
+    covered, widths, per, used = 0, [], {}, set()
+    bounded, by_ci = [0, 0], [0, 0]
+    for k, tail, pi, ci, first, second in _pairs(rows):
+        iv = pi or ci
+        used.add("pi95" if pi else "ci95")
+        inside = iv[0] <= second <= iv[-1]
+        covered += inside
+        if ci:
+            by_ci = [by_ci[0] + (ci[0] <= second <= ci[-1]), by_ci[1] + 1]
+        if not tail:
+            bounded = [bounded[0] + inside, bounded[1] + 1]
+        hit, n = per.get(k, (0, 0))
+        per[k] = (hit + inside, n + 1)
+        widths.append((iv[-1] - iv[0]) / 2 / first)
     if not widths:
         return None
     widths.sort()
     return {
+        "interval": " and ".join(sorted(used, reverse=True)),  # "pi95", "ci95" or both
         "pairs": len(widths),
         "covered": covered,
         "share": covered / len(widths),
@@ -695,16 +720,26 @@ def calibration(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "half_width_max": widths[-1],
         "bounded_covered": bounded[0],
         "bounded_pairs": bounded[1],
+        "ci95_covered": by_ci[0],
+        "ci95_pairs": by_ci[1],
     }
+
+
+INTERVAL_WORDS = {
+    "pi95": "pi95 (where the next run lands)",
+    "ci95": "ci95 (the long-run value; no pi95: one repeat)",
+    "pi95 and ci95": "pi95 (where the next run lands), ci95 where it has none",
+}
 
 
 def print_calibration(cal: dict[str, Any]) -> None:
     per = ", ".join(
         f"{label(k)} {v['covered']}/{v['pairs']}" for k, v in cal["per_quantity"].items()
     )
+    which = INTERVAL_WORDS.get(cal.get("interval", "ci95"), "ci95")
     print(
-        f"  calibration: the second measurement inside the first's 95 % interval on "
-        f"{cal['covered']} of {cal['pairs']} (shape, quantity) pairs ({cal['share']:.0%}; "
+        f"  calibration: the second measurement inside the first's 95 % interval, {which}, "
+        f"on {cal['covered']} of {cal['pairs']} (shape, quantity) pairs ({cal['share']:.0%}; "
         f"target >= 85 %): {per}; half-widths median {cal['half_width_median']:.1%}, "
         f"widest {cal['half_width_max']:.1%} of the value"
     )
@@ -713,6 +748,12 @@ def print_calibration(cal: dict[str, Any]) -> None:
         print(
             f"  of them, the {n} pairs whose interval claims 95 % (not tail_undersampled: a "
             f"p99 of fewer than 368 requests has no upper bound): {b} of {n} ({b / n:.0%})"
+        )
+    c, m = cal.get("ci95_covered"), cal.get("ci95_pairs")
+    if m and "pi95" in cal.get("interval", ""):
+        print(
+            f"  inside the first's ci95 (the long-run value, narrower; it does not claim the "
+            f"next run): {c} of {m} ({c / m:.0%})"
         )
 
 
@@ -806,8 +847,22 @@ def label(k: str) -> str:
 
 
 def within(rows: list[dict[str, Any]], k: str) -> int:
-    """Shapes whose quantity counts as predicted (within its target or the interval)."""
-    return sum(1 for r in rows if k not in r["missed"])
+    """Shapes whose quantity counts as predicted (within its target or a gradable
+    interval): neither missed nor ungradable (a row written before `ungradable` is
+    graded again from its numbers)."""
+    return sum(1 for r in rows if k not in misses(dict(r)) and k not in _ungradable(r))
+
+
+def _ungradable(row: dict[str, Any]) -> list[str]:
+    scores = {k: scoring.Scored.from_json(row[k], k) for k in scoring.TARGETS}
+    return scoring.ungradable(scores)
+
+
+def _ungradable_words(rows: list[dict[str, Any]], k: str) -> str:
+    """The words ", N ungradable": shapes whose quantity could not be graded (its measured interval
+    over twice the target on the prediction's side); "" for none."""
+    n = sum(1 for r in rows if k in _ungradable(r))
+    return f", {n} ungradable" if n else ""
 
 
 def by_noise(rows: list[dict[str, Any]], key: str) -> int:
@@ -822,8 +877,8 @@ def summary_line(res: dict[str, Any]) -> None:
     for key, lim in scoring.TARGETS.items():
         k = scoring.target_name(key)  # as a row's "missed" names it
         both = " (or both 0)" if k == "goodput" else ""
-        noise = f" ({by_noise(rows, key)} within noise)"
-        again = f" ({by_noise(twice, key)} within noise)"
+        noise = f" ({by_noise(rows, key)} within noise{_ungradable_words(rows, k)})"
+        again = f" ({by_noise(twice, key)} within noise{_ungradable_words(twice, k)})"
         itself = f"; measured again: {within(twice, k)} of {len(twice)}{again}" if twice else ""
         print(
             f"  {label(key)} within {lim:.0%}{both} or the measured interval: "

@@ -3,6 +3,7 @@ by the same targets, and on how many shapes the prediction came as close as it."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -129,10 +130,60 @@ def test_calibration_counts_the_second_measurement_inside_the_firsts_interval(
     assert cal["half_width_median"] == pytest.approx(0.10)
     assert cal["half_width_max"] == pytest.approx(0.50)
     predict_accuracy.print_calibration(cal)
-    assert "inside the first's 95 % interval on 3 of 4 (shape, quantity) pairs (75%" in (
-        capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert "inside the first's 95 % interval, ci95 (the long-run value; no pi95" in out
+    assert "on 3 of 4 (shape, quantity) pairs (75%" in out and cal["interval"] == "ci95"
     assert predict_accuracy.calibration([{"again": {"tpot_p50_s": q(1.0, None)}}]) is None
+
+
+def test_calibration_uses_pi95_where_the_first_has_one_and_keeps_ci95_beside(
+    predict_accuracy: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The second measurement lands where the next run lands (pi95), not necessarily where
+    the long-run value lies (ci95): 1.08 is outside ci95 [0.95, 1.05] and inside pi95
+    [0.85, 1.15]. A pair with ci95 alone (one repeat) is judged by it; the ci95 count is
+    kept beside (1 of 2 here), and the line says which interval it used."""
+
+    def q(second: float) -> dict[str, Any]:
+        return {"predicted": second, "measured": 1.0, "error": 0.0, "ci95": [0.95, 1.05]}
+
+    rows = [
+        {"again": {"tpot_p50_s": q(1.08), "pi95": {"tpot_p50_s": [0.85, 1.15]}}},
+        {"again": {"ttft_p50_s": q(1.0)}},  # no pi95: its ci95 judges it
+    ]
+    cal = predict_accuracy.calibration(rows)
+    assert (cal["pairs"], cal["covered"], cal["interval"]) == (2, 2, "pi95 and ci95")
+    assert (cal["ci95_pairs"], cal["ci95_covered"]) == (2, 1)
+    assert cal["half_width_max"] == pytest.approx(0.15)
+    predict_accuracy.print_calibration(cal)
+    out = capsys.readouterr().out
+    assert "95 % interval, pi95 (where the next run lands), ci95 where it has none" in out
+    assert "inside the first's ci95 (the long-run value, narrower" in out and "1 of 2" in out
+    only_pi = predict_accuracy.calibration(rows[:1])
+    assert only_pi["interval"] == "pi95" and only_pi["covered"] == 1
+
+
+def _measured_level(pa: ModuleType) -> Any:
+    """A measured level (the sweep fixture's first), as bench writes it, without intervals."""
+    from inferlab.summary import RunSummary
+
+    data = Path(__file__).parent / "data" / "llama_cpu_sweep_summary.json"
+    return RunSummary.from_json(json.loads(data.read_text())).levels[0]
+
+
+def test_compare_keeps_the_first_measurements_pi95(predict_accuracy: ModuleType) -> None:
+    """compare(second, first) carries the first's pi95 by the targets' keys (absent: none)."""
+    import dataclasses
+
+    from inferlab.summary import Interval, Uncertainty
+
+    first = _measured_level(predict_accuracy)
+    p50 = first.tpot_s.p50
+    iv = Interval(quantity="tpot_s.p50", value=p50, ci95=(p50, p50), pi95=(p50 * 0.8, p50 * 1.2))
+    u = Uncertainty(repeats=3, covers_drift=True, method="m", resamples=10, intervals=(iv,))
+    row = predict_accuracy.compare(first, dataclasses.replace(first, uncertainty=u))
+    assert row["pi95"] == {"tpot_p50_s": [p50 * 0.8, p50 * 1.2]}
+    assert predict_accuracy.compare(first, first)["pi95"] == {}
 
 
 def test_calibration_also_counts_the_pairs_whose_interval_claims_95_percent(

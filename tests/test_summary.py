@@ -9,7 +9,7 @@ from pathlib import Path
 from inferlab.jsonio import dumps, loads_strict
 from inferlab.metrics.level_summary import summarize_level
 from inferlab.records import RequestRecord
-from inferlab.summary import LatencyStats, LevelSummary, RunSummary
+from inferlab.summary import Interval, LatencyStats, LevelSummary, RunSummary
 
 SWEEP = Path(__file__).parent / "data" / "llama_cpu_sweep_summary.json"
 
@@ -140,3 +140,15 @@ def test_itl_is_written_as_itl_and_the_old_gap_key_still_reads() -> None:
     assert b.levels[0].gap_s.p99 == raw["levels"][0]["itl_s"]["p99"]
     written = b.to_json()["levels"][0]
     assert "itl_s" in written and "gap_s" not in written
+
+
+def test_an_interval_writes_pi95_when_set_and_an_old_one_reads_without_it() -> None:
+    """pi95 (where the next run lands) is optional: an interval written before it, or of one
+    repeat, has no key and reads as None; one with it reads back the same, in its unit."""
+    old = {"quantity": "tpot_s.p50", "value": 0.02, "ci95": [0.019, 0.021]}
+    iv = Interval.from_json(old)
+    assert iv.pi95 is None and iv.to_json() == old
+    new = dataclasses.replace(iv, pi95=(0.017, 0.023))
+    d = new.to_json()
+    assert d["pi95"] == [0.017, 0.023] and list(d)[-1] == "pi95"
+    assert Interval.from_json(loads_strict(dumps(d))) == new

@@ -260,8 +260,10 @@ class PredictedBand(JsonRecord):
 
 
 # A prediction graded against its measurement (metrics/scoring.py): within the quantity's
-# target, else within the measurement's own 95 % interval, else a miss.
-Grade = Literal["within_target", "within_noise", "miss"]
+# target, else within the measurement's own 95 % interval, else a miss; `ungradable` where
+# that interval, on the prediction's side, is wider than twice the target (it would excuse
+# any error), never counted as predicted.
+Grade = Literal["within_target", "within_noise", "miss", "ungradable"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -357,13 +359,21 @@ class Interval(JsonRecord):
     `tail_undersampled` (true, else absent): a high percentile from fewer requests than a
     95 % upper bound on it needs (metrics/intervals.py's requests_for_upper_bound: p99
     368, p95 72, p90 36); `ci95`'s high end is then the bootstrap's, about the slowest
-    request seen, and bounds nothing: a repeat lands above it far more often than 2.5 %."""
+    request seen, and bounds nothing: a repeat lands above it far more often than 2.5 %.
+
+    Two claims, so each says which it is: `ci95` covers the level's long-run value (a
+    confidence interval); `pi95` covers where one more run of the level would land (a
+    prediction interval over the repeats' own values: their mean +- t(0.975, R-1) x s x
+    sqrt(1 + 1/R), never below 0; metrics/intervals.py), the statistic's unit. `pi95` needs
+    two repeats or more: absent with one (one run says nothing of the next), and in
+    summaries written before it."""
 
     quantity: str
     value: float
     ci95: tuple[float, ...]
     cv_across_repeats: float | None = optional()
     tail_undersampled: bool | None = optional()
+    pi95: tuple[float, ...] | None = optional()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

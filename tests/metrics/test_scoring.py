@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 
@@ -218,6 +219,8 @@ def with_tpot_interval(m: LevelSummary, below: float, above: float) -> LevelSumm
         (0.12, 0.03, "miss"),  # beyond both
         (0.08, 0.03, "within_target"),
         (0.08, 0.15, "within_target"),  # the target first, where both hold
+        (0.12, 0.25, "ungradable"),  # an interval over twice the target grades nothing
+        (0.02, 0.25, "ungradable"),  # even an error inside the target
     ],
 )
 def test_a_tpot_prediction_is_graded_against_the_target_or_the_measured_interval(
@@ -239,13 +242,21 @@ def test_a_tpot_prediction_is_graded_against_the_target_or_the_measured_interval
 
 
 def test_the_half_width_is_the_one_on_the_predictions_side() -> None:
-    # measured 100 with a skewed interval [97, 130]: 112 above lies inside it, 88 below
-    # does not, though the wider side (30) would hold it
-    ci = (97.0, 130.0)
+    # measured 100 with a skewed interval [97, 118]: 112 above lies inside it, 88 below
+    # does not, though the wider side (18) would hold it
+    ci = (97.0, 118.0)
     assert grade(112.0, 100.0, 0.12, ci, 0.10) == "within_noise"
     assert grade(88.0, 100.0, -0.12, ci, 0.10) == "miss"
-    assert noise_half_width(112.0, 100.0, ci) == pytest.approx(30.0)
+    assert noise_half_width(112.0, 100.0, ci) == pytest.approx(18.0)
     assert noise_half_width(88.0, 100.0, ci) == pytest.approx(3.0)
+    # [97, 130]: above, 30 > twice the target (20): ungradable; below, 3: still graded
+    assert grade(112.0, 100.0, 0.12, (97.0, 130.0), 0.10) == "ungradable"
+    assert grade(101.0, 100.0, 0.01, (97.0, 130.0), 0.10) == "ungradable"
+    assert grade(88.0, 100.0, -0.12, (97.0, 130.0), 0.10) == "miss"
+    # no upper end (too few requests): a prediction above is ungradable, below graded
+    assert noise_half_width(101.0, 100.0, ci, undersampled=True) == math.inf
+    assert grade(101.0, 100.0, 0.01, ci, 0.10, undersampled=True) == "ungradable"
+    assert grade(99.0, 100.0, -0.01, ci, 0.10, undersampled=True) == "within_target"
     assert grade(88.0, 100.0, -0.12, None, 0.10) == "miss"  # no interval: the target alone
     assert grade(None, 100.0, None, ci, 0.10) == "miss"  # predicted nothing
 
@@ -312,11 +323,16 @@ def test_the_demo_marks_a_p99_of_too_few_requests_with_a_question_mark() -> None
     run = RunSummary.from_json(json.loads(SWEEP.read_text()))
     p = pred(m.ttft_s.p50, m.tpot_s.p50, 10.0)
     p = dataclasses.replace(p, ttft_s=PredictedQuantiles(p50=m.ttft_s.p50, p99=1.05 * p99))
-    for undersampled, shown in ((None, f"{1.1 * p99 * 1e3:.0f}]"), (True, "?]")):
+    for undersampled, shown in (
+        (None, f"{1.1 * p99 * 1e3:.0f}] within_target"),
+        (True, "?] ungradable"),  # above a p99 with no upper end: nothing to grade by
+    ):
         iv = dataclasses.replace(few, tail_undersampled=undersampled)
         lv = with_prediction(
             dataclasses.replace(m, uncertainty=dataclasses.replace(u, intervals=(iv,))), p
         )
         lines = graded_lines(dataclasses.replace(run, levels=(lv,)))
-        assert f"{p99 * 1e3:.0f} [{0.8 * p99 * 1e3:.0f}-{shown} within_target" in lines[2]
+        assert f"{p99 * 1e3:.0f} [{0.8 * p99 * 1e3:.0f}-{shown}" in lines[2]
         assert (TAIL in lines) is bool(undersampled)  # the `?` is explained where it shows
+        counted = "TTFT p99 0 of 1 (1 ungradable)" if undersampled else "TTFT p99 1 of 1"
+        assert counted in lines[3], lines[3]

@@ -100,7 +100,10 @@ def _compared(args: argparse.Namespace, read: list[Read]) -> Comparison | None:
     (name_a, a, path_a), (name_b, b, path_b) = sides
     d = diff_runs(name_a, a, name_b, b)
     no_common_levels(d, a, b)  # nothing to compare is refused before anything is printed
-    return compare_paths(d, path_a, path_b)
+    # a start time of 0 is a file that did not say when it ran
+    known = a.started_at_unix_s > 0 and b.started_at_unix_s > 0
+    apart = b.started_at_unix_s - a.started_at_unix_s if known else None
+    return compare_paths(d, path_a, path_b, apart)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,17 +141,13 @@ def _fail_if_slower(args: argparse.Namespace, comparison: Comparison | None) -> 
     given; 0 otherwise, or without the flag."""
     if args.fail_if_slower is None or comparison is None:
         return 0
-    from inferlab.report.verdict_text import failing
+    from inferlab.report.verdict_text import failing, gate_line
 
     if not comparison.diffs:
         raise InferlabError(f"--fail-if-slower: {'; '.join(comparison.notes)}")
     bad = failing(comparison, args.fail_if_slower)
     for q in bad:
-        print(
-            f"slower: {q.level} {q.quantity} {q.slower_by:+.1%} beyond noise "
-            f"(--fail-if-slower {args.fail_if_slower:.1%})",
-            file=sys.stderr,
-        )
+        print(gate_line(q, args.fail_if_slower), file=sys.stderr)
     return 1 if bad else 0
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inferlab.metrics.scoring import tail_undersampled
+from inferlab.metrics.scoring import PREDICTED, tail_undersampled
 from inferlab.report.interval_text import TAIL
 from inferlab.units import fmt_duration
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from inferlab.slo.grammar import Slo
     from inferlab.summary import (
         AtMeasuredSpeed,
+        Grade,
         GradedQuantity,
         LevelSummary,
         Predicted,
@@ -96,7 +97,8 @@ GRADED = (
 GRADE_RULE = (
     "graded: a quantity counts as predicted when |pred - meas| <= max(target x meas, the "
     "measured 95 % interval's half-width on the prediction's side): within_target, else "
-    "within_noise (inside the interval), else miss"
+    "within_noise (inside the interval), else miss; ungradable where that half-width is "
+    "over twice the target (too few requests or too noisy to grade: never predicted)"
 )
 
 
@@ -143,15 +145,24 @@ def graded_lines(summary: RunSummary) -> list[str]:
         got = [(lv.label, g) for lv in levels if (g := _graded(lv, key)) is not None]
         if not got:
             continue
-        hit = sum(1 for _, g in got if g.grade != "miss")
-        noise = sum(1 for _, g in got if g.grade == "within_noise")
-        counts.append(f"{name} {hit} of {len(got)}" + (f" ({noise} within noise)" if noise else ""))
+        counts.append(_count_words(name, [g.grade for _, g in got]))
         misses += [f"{label} {name}" for label, g in got if g.grade == "miss"]
     tail = f"; missed: {', '.join(misses)}" if misses else ""
     lines.append(f"predicted: {', '.join(counts)} levels{tail}")
     if tails:
         lines.append(TAIL)
     return lines
+
+
+def _count_words(name: str, grades: list[Grade]) -> str:
+    """ "TPOT p50 3 of 5 (1 within noise; 1 ungradable)": predicted of all graded."""
+    hit = sum(1 for g in grades if g in PREDICTED)
+    words: tuple[tuple[str, Grade], ...] = (
+        ("within noise", "within_noise"),
+        ("ungradable", "ungradable"),
+    )
+    notes = [f"{n} {word}" for word, grade in words if (n := grades.count(grade))]
+    return f"{name} {hit} of {len(grades)}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def hit_ratio_lines(summary: RunSummary) -> list[str]:

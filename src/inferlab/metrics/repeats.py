@@ -1,6 +1,8 @@
 """A level measured N times (`bench --repeat N`): each repeat's own statistics, the level's
-over every repeat's requests, and the 95 % intervals of its percentiles and throughput
-(the bootstrap is metrics/intervals.py's).
+over every repeat's requests, and the 95 % intervals of its percentiles and throughput:
+`ci95`, where the level's long-run value lies (the bootstrap is metrics/intervals.py's),
+and with two repeats or more `pi95`, where one more run of the level would land (over the
+repeats' own values of the statistic).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from inferlab.metrics.intervals import (
     RESAMPLES,
     ci_of,
     cv_of,
+    prediction_interval,
     requests_for_upper_bound,
     resampled_percentiles,
     resampled_ratio,
@@ -67,7 +70,8 @@ def _stat(stats: LatencyStats, name: str) -> float | None:
 def latency_intervals(
     groups: list[list[RequestRecord]], combined: LevelSummary, parts: list[LevelSummary]
 ) -> list[Interval]:
-    """Each quantity's percentiles with their interval and (2+ repeats) their CV."""
+    """Each quantity's percentiles with their interval and (2+ repeats) their CV and
+    prediction interval."""
     out: list[Interval] = []
     per_repeat = [request_latencies(g) for g in groups]
     for q in QUANTITIES:
@@ -87,13 +91,16 @@ def latency_intervals(
                     ci95=(ci.low, ci.high),
                     cv_across_repeats=cv,
                     tail_undersampled=True if few else None,
+                    # each repeat's own percentile: the next run's is one more of them
+                    pi95=prediction_interval(values),
                 )
             )
     return out
 
 
 def throughput_interval(combined: LevelSummary, parts: list[LevelSummary]) -> Interval | None:
-    """Output tok/s over repeats drawn with replacement (tokens / window); None with one."""
+    """Output tok/s over repeats drawn with replacement (tokens / window), and where the
+    next repeat's tok/s would land; None with one repeat (nothing to resample)."""
     tokens = [float(p.output_tokens) for p in parts]
     windows = [p.window_s for p in parts]
     res = resampled_ratio(tokens, windows)
@@ -101,8 +108,14 @@ def throughput_interval(combined: LevelSummary, parts: list[LevelSummary]) -> In
         return None
     value = combined.output_tokens_per_s_total
     ci = ci_of(value, res)
-    cv = cv_of([p.output_tokens_per_s_total for p in parts])
-    return Interval(quantity=THROUGHPUT, value=value, ci95=(ci.low, ci.high), cv_across_repeats=cv)
+    per_repeat = [p.output_tokens_per_s_total for p in parts]
+    return Interval(
+        quantity=THROUGHPUT,
+        value=value,
+        ci95=(ci.low, ci.high),
+        cv_across_repeats=cv_of(per_repeat),
+        pi95=prediction_interval(per_repeat),
+    )
 
 
 def level_uncertainty(

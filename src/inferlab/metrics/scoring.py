@@ -24,11 +24,17 @@ that predicts or measures.
   above it. So `within_noise` is exactly "inside the measured interval". A measurement
   without an interval (goodput; a summary written before intervals) is graded by its
   target alone.
+- ungradable (issue 46): where that half-width exceeds twice the target (x measured), or
+  the interval has no upper end on the prediction's side (too few requests to bound a
+  percentile from above, `tail_undersampled`), the measurement is too noisy to say
+  anything: any error inside it would count. Such a quantity is `ungradable`, never
+  predicted, whatever its error; counts say how many.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -105,6 +111,7 @@ class Scored(JsonRecord):
     error: float | None
     ci95: tuple[float, ...] | None = optional()
     grade: Grade | None = optional()  # None: no target, or not judged (`judged`)
+    tail_undersampled: bool | None = optional()  # the interval has no upper end (True)
 
 
 def measured_interval(measured: LevelSummary, key: str) -> Interval | None:
@@ -127,13 +134,25 @@ def tail_undersampled(measured: LevelSummary, key: str) -> bool:
 
 
 def noise_half_width(
-    predicted: float | None, measured: float | None, ci95: Sequence[float] | None
+    predicted: float | None,
+    measured: float | None,
+    ci95: Sequence[float] | None,
+    undersampled: bool = False,
 ) -> float | None:
     """The measured interval's half-width on the prediction's side: high - measured for a
-    prediction at or above the measurement, measured - low below it (None: no interval)."""
+    prediction at or above the measurement (infinite where `undersampled`: no upper end),
+    measured - low below it (None: no interval)."""
     if ci95 is None or predicted is None or measured is None:
         return None
-    return ci95[-1] - measured if predicted >= measured else measured - ci95[0]
+    if predicted >= measured:
+        return math.inf if undersampled else ci95[-1] - measured
+    return measured - ci95[0]
+
+
+def gradable(width: float | None, measured: float | None, target: float) -> bool:
+    """Whether an interval of this half-width (on the prediction's side) can grade: no
+    wider than twice the target (x measured). No interval: the target alone grades."""
+    return width is None or measured is None or width <= 2.0 * target * abs(measured)
 
 
 def grade(
@@ -142,12 +161,16 @@ def grade(
     error: float | None,
     ci95: Sequence[float] | None,
     target: float,
+    undersampled: bool = False,
 ) -> Grade:
-    """within_target (|error| <= target), else within_noise (|predicted - measured| within
-    the interval's half-width on its side), else miss (also where a side is missing)."""
+    """ungradable (the interval on the prediction's side wider than twice the target),
+    else within_target (|error| <= target), else within_noise (|predicted - measured|
+    within that half-width), else miss (also where a side is missing)."""
+    width = noise_half_width(predicted, measured, ci95, undersampled)
+    if not gradable(width, measured, target):
+        return "ungradable"
     if error is not None and abs(error) <= target:
         return "within_target"
-    width = noise_half_width(predicted, measured, ci95)
     off = None if predicted is None or measured is None else abs(predicted - measured)
     return "within_noise" if width is not None and off is not None and off <= width else "miss"
 
@@ -166,25 +189,31 @@ def scored(
     ci95: Sequence[float] | None = None,
     target: float | None = None,
     key: str = "",
+    undersampled: bool = False,
 ) -> Scored:
     """The pair with its error (0 on both sides is exact) and, with a target, its grade
-    where the target judges it."""
+    where the target judges it (`undersampled`: the interval has no upper end)."""
     exact = pred == 0 and meas == 0
     error = 0.0 if exact else _rel(pred, meas)
     ci = None if ci95 is None else tuple(ci95)
     g = (
-        grade(pred, meas, error, ci, target)
+        grade(pred, meas, error, ci, target, undersampled)
         if target is not None and judged(key, pred, meas)
         else None
     )
-    return Scored(predicted=pred, measured=meas, error=error, ci95=ci, grade=g)
+    tail = True if undersampled and ci is not None else None
+    return Scored(
+        predicted=pred, measured=meas, error=error, ci95=ci, grade=g, tail_undersampled=tail
+    )
 
 
 def scored_quantities(pred: Predicted, measured: LevelSummary) -> dict[str, Scored]:
     """Every quantity of `quantities`, scored (with the measured interval and, for a
     target's quantity, the grade), in its order."""
     return {
-        k: scored(p, m, measured_ci95(measured, k), TARGETS.get(k), k)
+        k: scored(
+            p, m, measured_ci95(measured, k), TARGETS.get(k), k, tail_undersampled(measured, k)
+        )
         for k, (p, m) in quantities(pred, measured).items()
     }
 
@@ -220,9 +249,27 @@ def missed(scores: Mapping[str, Scored]) -> list[str]:
     return [
         target_name(k)
         for k in TARGETS
-        if judged(k, (s := scores[k]).predicted, s.measured)
-        and grade(s.predicted, s.measured, s.error, s.ci95, TARGETS[k]) == "miss"
+        if judged(k, (s := scores[k]).predicted, s.measured) and regrade(k, s) == "miss"
     ]
+
+
+PREDICTED: tuple[Grade, ...] = ("within_target", "within_noise")  # counted as predicted
+
+
+def ungradable(scores: Mapping[str, Scored]) -> list[str]:
+    """The targets a shape could not be graded on (by `target_name`): its measured interval
+    on the prediction's side wider than twice the target. Never counted as predicted."""
+    return [
+        target_name(k)
+        for k in TARGETS
+        if judged(k, (s := scores[k]).predicted, s.measured) and regrade(k, s) == "ungradable"
+    ]
+
+
+def regrade(key: str, s: Scored) -> Grade:
+    """A scored quantity graded again from its numbers and interval (rows written before
+    grades, or before `ungradable`, are graded as now)."""
+    return grade(s.predicted, s.measured, s.error, s.ci95, TARGETS[key], bool(s.tail_undersampled))
 
 
 def as_close_as_repeat(pred_error: float, repeat_error: float) -> bool:

@@ -9,6 +9,10 @@ within noise when its interval holds 0, or when it is no larger than either run'
 repeat spread (the range of the statistic over that run's repeats: what the machine moved
 between repeats of the same measurement).
 
+So the smallest change a comparison could call is, per quantity, the larger of that spread
+and about the half-width of the difference's interval (`smallest_detectable`, a share of
+A): a change under it reads within_noise whatever its cause.
+
 Throughput (output tok/s over the level's window) is resampled over repeats where a side
 has two or more; with one, the window cannot be resampled, so its interval comes from the
 requests' own decode rates (n_out / E2E), whose relative spread scales the measured value.
@@ -63,15 +67,38 @@ class QuantityDiff:
         return self.diff / self.a if self.a else None
 
     @property
+    def lower_is_better(self) -> bool:
+        """Latencies: larger is slower; throughput: smaller is slower."""
+        return self.quantity != THROUGHPUT
+
+    @property
     def slower_by(self) -> float:
-        """How much slower B is, as a fraction of A (negative: faster)."""
+        """How much slower B is, as a fraction of A (negative: faster): the gate's measure,
+        the change itself for a latency and its negation for throughput (tok/s 100 -> 54 is
+        0.46 slower). Never printed as the change: that is `relative` (-0.46 there)."""
         rel = self.relative or 0.0
-        return -rel if self.quantity == THROUGHPUT else rel
+        return rel if self.lower_is_better else -rel
+
+    @property
+    def smallest_detectable(self) -> float | None:
+        """The smallest change, as a share of A, that this comparison could have called:
+        `judge` calls nothing within the runs' repeat spread, nor (about) within the
+        half-width of the difference's interval, which must leave 0 out. None where A is 0."""
+        if not self.a:
+            return None
+        lo, hi = self.ci95
+        return max(self.spread, (hi - lo) / 2) / abs(self.a)
 
     def to_json(self) -> dict[str, object]:
         d: dict[str, object] = {f.name: getattr(self, f.name) for f in fields(self)}
         spread = d.pop("spread")
-        return {**d, "ci95": list(self.ci95), "relative": self.relative, "repeat_spread": spread}
+        return {
+            **d,
+            "ci95": list(self.ci95),
+            "relative": self.relative,
+            "repeat_spread": spread,
+            "smallest_detectable_change": self.smallest_detectable,
+        }
 
 
 def judge(diff: float, low: float, high: float, spread: float, lower_is_better: bool) -> Verdict:

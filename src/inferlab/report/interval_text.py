@@ -2,6 +2,10 @@
 `[49.0, 60.2]` where the interval is skewed, `[612.0, ?]` where too few requests bound a
 high percentile from above, and the lines that say what they cover.
 
+Two intervals, two claims, and the lines name each: the table's cells are `ci95`, where
+the level's long-run value lies; `pi95` (two repeats or more), where the next run of the
+level lands, is wider and printed under the table, one line a level.
+
 The rule: the half-width (high - low) / 2 after the value when the interval's shorter side
 (value to its nearer end) is at least half its longer side; both ends otherwise, since a
 ± would hide which way it leans.
@@ -11,13 +15,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from inferlab.summary import Interval, LevelSummary, RunSummary
+from inferlab.metrics.intervals import pi_factor
+from inferlab.summary import Interval, LevelSummary, RunSummary, Uncertainty
 
 SKEW_RATIO = 0.5  # shorter side / longer side below this: both ends are printed
 
 RULE = (
-    "±: half-width of the 95 % interval (hierarchical bootstrap over repeats and "
-    "requests); [low, high] where it is skewed (one side under half the other)"
+    "±: half-width of the 95 % confidence interval (ci95: where the level's long-run value "
+    "lies; hierarchical bootstrap over repeats and requests); [low, high] where it is skewed "
+    "(one side under half the other)"
+)
+PI_RULE = (
+    "pi95: where the next run of the level lands (wider than ci95: the mean of the {n} "
+    "repeats ± t(0.975, {df}) x s x sqrt(1 + 1/{n}) = {k:.2f} x s, s their standard "
+    "deviation; never below 0; summary.json: pi95):"
+)
+NO_PI = "no pi95 (where the next run lands): one run says nothing of the next"
+# The columns the narrow table shows with intervals: (name, quantity, scale, unit).
+PI_SHOWN = (
+    ("TTFT p50", "ttft_s.p50", 1e3, " ms"),
+    ("TPOT p50", "tpot_s.p50", 1e3, " ms"),
+    ("tok/s", "output_tokens_per_s_total", 1.0, ""),
 )
 ONE_REPEAT = (
     "intervals from one repeat cover request-to-request variation only, not the machine's "
@@ -79,4 +97,31 @@ def interval_lines(summary: RunSummary, tail_shown: bool = True) -> list[str]:
         out.append(f"{n} repeats per level, {how}: the intervals cover drift between runs")
     if tail_shown and any(iv.tail_undersampled for u in made for iv in u.intervals):
         out.append(TAIL)
-    return out
+    return out + prediction_lines(summary)
+
+
+def _pi_cell(iv: Interval | None, scale: float, unit: str) -> str | None:
+    if iv is None or iv.pi95 is None:
+        return None
+    return f"[{iv.pi95[0] * scale:.1f}, {iv.pi95[-1] * scale:.1f}]{unit}"
+
+
+def _pi_line(label: str, u: Uncertainty) -> str | None:
+    """`  c=1: TTFT p50 [20.1, 24.3] ms, ...`: the level's pi95 of the table's columns."""
+    cells = [
+        f"{name} {cell}"
+        for name, q, scale, unit in PI_SHOWN
+        if (cell := _pi_cell(u.of(q), scale, unit)) is not None
+    ]
+    return f"  {label}: {', '.join(cells)}" if cells else None
+
+
+def prediction_lines(summary: RunSummary) -> list[str]:
+    """Where the next run of each level lands (pi95), beside the table's ci95; or that
+    one repeat gives none. Nothing for a summary without intervals."""
+    levels = [(lv.label, lv.uncertainty) for lv in summary.levels if lv.uncertainty]
+    lines = [x for label, u in levels if (x := _pi_line(label, u)) is not None]
+    if not lines:
+        return [NO_PI] if any(u.repeats < 2 for _, u in levels) else []
+    n = max(u.repeats for _, u in levels)
+    return [PI_RULE.format(n=n, df=n - 1, k=pi_factor(n)), *lines]

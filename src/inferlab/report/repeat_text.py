@@ -1,7 +1,8 @@
 """A peer's repeated benchmark (AIPerf `--num-profile-runs N`) in words and tables: each
 run's statistics and whether it is the same measurement, then inferlab's 95 % intervals
-(bootstrap over the per-request records of the runs kept, and of the runs left out,
-pooled apart) beside the tool's own (over every run). Console and HTML share the tables.
+(ci95, the long-run value: bootstrap over the per-request records of the runs kept, and of
+the runs left out, pooled apart; pi95, where the next run lands, where two runs or more
+were kept) beside the tool's own (over every run). Console and HTML share the tables.
 
 No interval is shown below zero: the tool's own low end, where it was negative, is shown
 clipped at 0 and a footnote says so (peers/repeat_records.ToolInterval).
@@ -74,6 +75,18 @@ def _ours(u: Uncertainty | None, quantity: str, scale: float, alone: float | Non
     return f"{iv.value * scale:.1f} [{lo * scale:.1f}, {hi * scale:.1f}]"
 
 
+def _next(u: Uncertainty | None, quantity: str, scale: float) -> str:
+    """pi95, where one more run would land; `-` where there is none (one run)."""
+    iv: Interval | None = u.of(quantity) if u is not None else None
+    if iv is None or iv.pi95 is None:
+        return "-"
+    return f"[{iv.pi95[0] * scale:.1f}, {iv.pi95[-1] * scale:.1f}]"
+
+
+def _predicts(u: Uncertainty | None) -> bool:
+    return u is not None and any(iv.pi95 is not None for iv in u.intervals)
+
+
 def _alone(block: RepeatsBlock, labels: tuple[str, ...], quantity: str) -> float | None:
     """A lone run's throughput (nothing to resample), else None."""
     runs = [r for r in block.runs if r.label in labels]
@@ -96,10 +109,13 @@ def _runs(labels: tuple[str, ...]) -> str:
 
 
 def interval_table(s: RunSummary, block: RepeatsBlock) -> tuple[list[str], list[list[str]]]:
-    """inferlab's interval of each statistic (the level, and the runs apart) beside the
-    tool's own over every run."""
+    """inferlab's interval of each statistic (the level's ci95, its pi95 where two runs or
+    more were kept, and the runs apart) beside the tool's own over every run."""
     lv = s.levels[0]
     head = ["", f"inferlab: {lv.label} ({_runs(block.kept)})"]
+    nxt = _predicts(lv.uncertainty)
+    if nxt:
+        head.append("pi95: next run")
     if block.apart:
         head.append(f"apart ({_runs(block.apart)})")
     tool = block.tool
@@ -108,6 +124,8 @@ def interval_table(s: RunSummary, block: RepeatsBlock) -> tuple[list[str], list[
     rows = []
     for name, unit, q, scale in ROWS:
         row = [f"{name} {unit}", _ours(lv.uncertainty, q, scale, _alone(block, block.kept, q))]
+        if nxt:
+            row.append(_next(lv.uncertainty, q, scale))
         if block.apart:
             row.append(_ours(block.apart_uncertainty, q, scale, _alone(block, block.apart, q)))
         if tool is not None:
@@ -206,7 +224,12 @@ def repeat_lines(s: RunSummary) -> list[str]:
     tool = block.tool.tool if block.tool is not None else s.tool
     out = [f"{tool} ran {len(block.runs)} runs back to back; each read from its own records:"]
     out += _text_table(*run_table(block))
-    out.append("95 % intervals, inferlab's (bootstrap over the per-request records) beside")
-    out[-1] += f" {tool}'s (over every run, as it wrote them):"
+    nxt = _predicts(s.levels[0].uncertainty)
+    out.append(
+        "95 % intervals, inferlab's ci95 (the long-run value: bootstrap over the per-request "
+        "records)"
+        + (", its pi95 (where the next run lands: over the runs' own values)" if nxt else "")
+        + f" beside {tool}'s (over every run, as it wrote them):"
+    )
     out += _text_table(*interval_table(s, block))
     return out + repeat_notes(s, block)

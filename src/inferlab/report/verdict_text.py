@@ -1,5 +1,10 @@
 """`report A B`: each level's quantities judged (metrics/verdicts.py) from both runs' raw
-records, as a console table, an HTML table, JSON, and the `--fail-if-slower` check."""
+records, as a console table, an HTML table, JSON, and the `--fail-if-slower` check.
+
+Every change printed is the value's own, B / A - 1, signed: a tok/s drop reads `-45.8 %`
+and a TTFT rise `+12.0 %`, and the verdict word says whether that is slower (latency up,
+throughput down) or faster. Two runs made apart are unpaired: the line under the table
+says so, what change they could not have found, and the paired command that could."""
 
 from __future__ import annotations
 
@@ -23,16 +28,22 @@ NAMES: dict[str, tuple[str, str, float]] = {
 RULE = (
     "verdict: B - A with its 95 % interval (bootstrap of both runs' records, by repeat where "
     "they have repeats); within_noise when the interval holds 0 or the difference is no "
-    "larger than either run's own repeat spread"
+    "larger than either run's own repeat spread; B / A - 1 is the value's own change: "
+    "slower is a latency up or a tok/s down"
 )
+PAIRED_COMMAND = "inferlab bench --url base=URL_A --url new=URL_B"
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """Every judged quantity of the levels both runs have, and what could not be judged."""
+    """Every judged quantity of the levels both runs have, and what could not be judged.
+    `paired`: both sides' requests alternated in time within one run (so the machine's
+    drift cancels); two run folders never are. `apart_s`: B's start - A's, where known."""
 
     diffs: tuple[QuantityDiff, ...]
     notes: tuple[str, ...]
+    paired: bool = False
+    apart_s: float | None = None
 
 
 def _records(path: Path) -> list[RequestRecord] | None:
@@ -41,18 +52,21 @@ def _records(path: Path) -> list[RequestRecord] | None:
     return read_records(f) if f is not None and f.exists() else None
 
 
-def compare_paths(d: RunDiff, path_a: Path, path_b: Path) -> Comparison:
-    """The verdicts of every level pair, from each side's records.jsonl."""
+def compare_paths(
+    d: RunDiff, path_a: Path, path_b: Path, apart_s: float | None = None
+) -> Comparison:
+    """The verdicts of every level pair, from each side's records.jsonl (two run folders:
+    unpaired, `apart_s` between their starts where known)."""
     ra, rb = _records(path_a), _records(path_b)
     missing = [f"{n}: no records.jsonl" for n, r in ((d.name_a, ra), (d.name_b, rb)) if r is None]
     if ra is None or rb is None:
-        return Comparison((), (f"no verdicts ({'; '.join(missing)})",))
+        return Comparison((), (f"no verdicts ({'; '.join(missing)})",), apart_s=apart_s)
     diffs: list[QuantityDiff] = []
     for p in d.pairs:
         a = [r for r in ra if r.level == p.a.label]
         b = [r for r in rb if r.level == p.b.label]
         diffs += compare_level(p.label, a, b)
-    return Comparison(tuple(diffs), ())
+    return Comparison(tuple(diffs), (), apart_s=apart_s)
 
 
 def _num(q: str, x: float) -> str:
@@ -63,6 +77,21 @@ def _signed(q: str, x: float) -> str:
     return f"{x * NAMES[q][2]:+.3g}"
 
 
+def change_text(q: QuantityDiff) -> str:
+    """The value's own change, B / A - 1, signed ("-45.8 %": B is 45.8 % lower); "-" where A
+    is 0. Never the gate's slower_by, whose sign flips for throughput."""
+    return "-" if q.relative is None else f"{q.relative * 100:+.1f} %"
+
+
+def gate_line(q: QuantityDiff, threshold: float) -> str:
+    """--fail-if-slower's reason for one quantity: its signed change and why it is slower."""
+    why = "more time is slower" if q.lower_is_better else "fewer tok/s is slower"
+    return (
+        f"slower: {q.level} {q.quantity} {change_text(q)} (B / A - 1; {why}) beyond noise "
+        f"(--fail-if-slower {threshold * 100:.1f} %)"
+    )
+
+
 def verdict_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
     """One row per (level, quantity): A, B, B - A [95 % interval], relative, verdict."""
     head = ["level", "quantity", "A", "B", "B - A [95 % interval]", "B / A - 1", "verdict"]
@@ -70,7 +99,7 @@ def verdict_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
     for q in c.diffs:
         name, unit, _ = NAMES[q.quantity]
         lo, hi = q.ci95
-        rel = "-" if q.relative is None else f"{q.relative:+.1%}"
+        rel = change_text(q)
         span = (
             f"{_signed(q.quantity, q.diff)} [{_signed(q.quantity, lo)}, {_signed(q.quantity, hi)}]"
         )
@@ -99,6 +128,8 @@ def print_verdicts(c: Comparison, file: IO[str] | None = None) -> None:
             t.add_row(*r)
         con.print(t)
         con.print(RULE, highlight=False, markup=False)
+        if (unpaired := unpaired_line(c)) is not None:
+            con.print(unpaired, highlight=False, markup=False)
         if (thin := thin_line(c)) is not None:
             con.print(thin, highlight=False, markup=False)
     for line in c.notes:
@@ -122,6 +153,65 @@ def thin_line(c: Comparison) -> str | None:
     )
 
 
+def _gated(c: Comparison) -> list[QuantityDiff]:
+    """The quantities with a smallest detectable change, the gated ones (a thin percentile
+    is not gated) where there are any."""
+    known = [q for q in c.diffs if q.smallest_detectable is not None]
+    return [q for q in known if not q.thin] or known
+
+
+def least_sensitive(c: Comparison) -> QuantityDiff | None:
+    """The quantity whose smallest detectable change is the largest (the one that could
+    see least), over the gated ones (thin percentiles are not), else over all."""
+    return max(_gated(c), key=lambda q: q.smallest_detectable or 0.0, default=None)
+
+
+def _where(q: QuantityDiff) -> str:
+    return f"{(q.smallest_detectable or 0.0) * 100:.1f} % at {q.level} {NAMES[q.quantity][0]}"
+
+
+def _ago(seconds: float) -> str:
+    s = abs(seconds)
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 90 * 60:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h" if s < 48 * 3600 else f"{s / 86400:.1f} days"
+
+
+def unpaired_line(c: Comparison) -> str | None:
+    """Under the table of two separate runs: that they are unpaired, the smallest change
+    they could have found (the largest over the gated quantities, and the best one), and
+    the paired command. None for a paired comparison or one without verdicts."""
+    worst = least_sensitive(c)
+    if c.paired or worst is None:
+        return None
+    best = min(_gated(c), key=lambda q: q.smallest_detectable or 0.0)
+    when = "at different times" if c.apart_s is None else f"{_ago(c.apart_s)} apart"
+    return (
+        f"unpaired: A and B ran {when}, so the machine's drift is in the difference; this "
+        f"comparison could not have detected a change smaller than {_where(worst)} (its "
+        f"least sensitive quantity; {_where(best)} at best; per quantity, the larger of the "
+        f"two runs' repeat spreads and the difference's interval half-width, in --json); "
+        f"for a paired run: {PAIRED_COMMAND}"
+    )
+
+
 def comparison_json(c: Comparison) -> dict[str, object]:
-    """`report A B --json`'s comparison: each quantity with its verdict, difference, interval."""
-    return {"quantities": [q.to_json() for q in c.diffs], "notes": list(c.notes), "rule": RULE}
+    """`report A B --json`'s comparison: each quantity with its verdict, difference, interval
+    and smallest detectable change; whether the runs were paired, how far apart, the
+    smallest change the comparison could have found (and where), and the line that says so."""
+    worst = least_sensitive(c)
+    return {
+        "quantities": [q.to_json() for q in c.diffs],
+        "notes": list(c.notes),
+        "rule": RULE,
+        "paired": c.paired,
+        "apart_s": c.apart_s,
+        "smallest_detectable_change": None if worst is None else worst.smallest_detectable,
+        "smallest_detectable_change_at": None
+        if worst is None
+        else {"level": worst.level, "quantity": worst.quantity},
+        "unpaired_note": unpaired_line(c),
+        "paired_command": None if c.paired else PAIRED_COMMAND,
+    }
