@@ -61,12 +61,30 @@ def compare_all(
         no_common_levels(diff_runs(name_a, a, name_b, b), a, b)
     chart.parent.mkdir(parents=True, exist_ok=True)
     if len(named) == 2:
-        print_two(named, chart.with_suffix(".html"), comparison)
+        plot = per_request_plot(loaded, chart.with_name("per_request.png"))
+        print_two(named, chart.with_suffix(".html"), comparison, plot)
     print(f"side by side: {compare_runs(named, chart)}")
 
 
+def per_request_plot(loaded: list[tuple[str, RunSummary, Path]], path: Path) -> Path | None:
+    """Two runs of the same scheduled requests (a trace, an open loop; a prediction and
+    its measurement): each request's TTFT and TPOT in both, against its instant."""
+    from inferlab.report.per_request import folder_pairs, open_loop, plot_per_request
+
+    (name_a, _, a), (name_b, _, b) = loaded
+    pairs = folder_pairs(a, b)
+    if not open_loop(pairs):
+        return None
+    plot_per_request(pairs, (name_a, name_b), path)
+    print(f"per request ({len(pairs)} in both runs): {path}")
+    return path
+
+
 def print_two(
-    loaded: list[tuple[str, RunSummary]], html_path: Path, comparison: Comparison | None = None
+    loaded: list[tuple[str, RunSummary]],
+    html_path: Path,
+    comparison: Comparison | None = None,
+    per_request: Path | None = None,
 ) -> None:
     """Run A beside run B, level by level: the console table, the verdicts, an HTML page."""
     from inferlab.report.diff import diff_runs, print_diff, render_diff_html
@@ -79,7 +97,7 @@ def print_two(
     if comparison is not None:
         print_verdicts(comparison)
         verdicts = verdict_rows(comparison) if comparison.diffs else None
-    print(f"A vs B: {render_diff_html(d, a, b, html_path, verdicts)}")
+    print(f"A vs B: {render_diff_html(d, a, b, html_path, verdicts, per_request)}")
 
 
 def render_watch_if_recorded(d: Path) -> bool:

@@ -181,13 +181,17 @@ def render_diff_html(
     b: RunSummary,
     path: Path,
     verdicts: tuple[list[str], list[list[str]]] | None = None,
+    per_request: Path | None = None,
 ) -> Path:
     """One self-contained page: the diff, the verdicts (B against A, beyond noise?) where
-    both runs had records, then each run's full sweep table (every column)."""
-    from inferlab.report.html import CSS, peer_section
+    both runs had records, each request in both runs (report/per_request.py) where they
+    scheduled the same ones, then each run's full sweep table (every column)."""
+    from inferlab.report.html import CSS, img, peer_section
 
     notes = "".join(f"<li>{html.escape(x)}</li>" for x in one_side_lines(d))
     judged = "" if verdicts is None else f"<h2>B against A, beyond noise?</h2>{_table(*verdicts)}"
+    if per_request is not None:
+        judged += f"<h2>Request by request</h2>{img(per_request)}"
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>inferlab: {html.escape(d.name_a)} vs {html.escape(d.name_b)}</title>
 <style>{CSS}</style></head><body>

@@ -48,7 +48,8 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
     return f'<div class="wide">{out}</table></div>'
 
 
-def _img(path: Path) -> str:
+def img(path: Path) -> str:
+    """A PNG inlined in the page (base64), or nothing where it was not written."""
     if not path.exists():
         return ""
     data = base64.b64encode(path.read_bytes()).decode()
@@ -56,8 +57,8 @@ def _img(path: Path) -> str:
 
 
 def _time_split(out_dir: Path) -> str:
-    img = _img(out_dir / "time_split.png")
-    return f"<h2>Where the time goes: floor, engine alone, served</h2>{img}" if img else ""
+    pic = img(out_dir / "time_split.png")
+    return f"<h2>Where the time goes: floor, engine alone, served</h2>{pic}" if pic else ""
 
 
 def _kv_table(rows: list[tuple[str, str]]) -> str:
@@ -66,12 +67,12 @@ def _kv_table(rows: list[tuple[str, str]]) -> str:
 
 
 def _server_section(out_dir: Path) -> str:
-    img = _img(out_dir / "server.png")
-    if not img:
+    pic = img(out_dir / "server.png")
+    if not pic:
         return ""
     return (
         "<h2>The server's own view (its /metrics)</h2><p>Running and waiting requests and "
-        "KV use as the engine counted them; grey lines mark where each level began.</p>" + img
+        "KV use as the engine counted them; grey lines mark where each level began.</p>" + pic
     )
 
 
@@ -85,7 +86,7 @@ def _canary_section(summary: RunSummary, out_dir: Path) -> str:
         return ""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
     head = "<h2>The machine's speed over the run (drift canary)</h2>"
-    return f"{head}<ul>{items}</ul>{_img(out_dir / 'canary.png')}"
+    return f"{head}<ul>{items}</ul>{img(out_dir / 'canary.png')}"
 
 
 def _slo_section(summary: RunSummary, out_dir: Path) -> str:
@@ -94,7 +95,7 @@ def _slo_section(summary: RunSummary, out_dir: Path) -> str:
     if not lines:
         return ""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
-    return f"<h2>Within the SLO: goodput and attainment</h2><ul>{items}</ul>" + _img(
+    return f"<h2>Within the SLO: goodput and attainment</h2><ul>{items}</ul>" + img(
         out_dir / "goodput.png"
     )
 
@@ -117,7 +118,7 @@ def _predicted_section(summary: RunSummary, out_dir: Path) -> str:
             f"<p>{html.escape(line[0].upper() + line[1:])}.</p>"
             for line in (*band_lines(summary), *preemption_lines(summary))
         )
-        + _img(out_dir / "predicted_vs_measured.png")
+        + img(out_dir / "predicted_vs_measured.png")
     )
 
 
@@ -158,7 +159,7 @@ def render_html(
     watch_html = (
         "<h2>MBU and MFU over time (watch)</h2><p>The watch's own figures: each point a rate "
         "over its last few seconds, idle moments included; not a level's figures above.</p>"
-        f"{_img(watch)}"
+        f"{img(watch)}"
         if watch.exists()
         else ""
     )
@@ -169,9 +170,9 @@ def render_html(
 <h2>What it says</h2><ul>{"".join(f"<li>{html.escape(s)}</li>" for s in reading)}</ul>
 <h2>Sweep</h2>{table}
 <h2>Throughput vs time per token, beside the roofline floor</h2>
-{_img(out_dir / "throughput_vs_tpot.png")}
-<h2>Inter-token gaps and their tail</h2>{_img(out_dir / "gap_cdf.png")}
-<h2>MBU per level</h2>{_img(out_dir / "mbu.png")}
+{img(out_dir / "throughput_vs_tpot.png")}
+<h2>Inter-token gaps and their tail</h2>{img(out_dir / "gap_cdf.png")}
+<h2>MBU per level</h2>{img(out_dir / "mbu.png")}
 {watch_html}
 {_server_section(out_dir)}
 {_time_split(out_dir)}
