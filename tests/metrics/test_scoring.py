@@ -11,7 +11,12 @@ import math
 
 import pytest
 
-from inferlab.console.predict_text import GRADE_RULE, comparison_lines, graded_lines
+from inferlab.console.predict_text import (
+    GRADE_RULE,
+    NOTHING_GRADED,
+    comparison_lines,
+    graded_lines,
+)
 from inferlab.metrics.scoring import (
     TARGETS,
     Scored,
@@ -336,3 +341,18 @@ def test_the_demo_marks_a_p99_of_too_few_requests_with_a_question_mark() -> None
         assert (TAIL in lines) is bool(undersampled)  # the `?` is explained where it shows
         counted = "TTFT p99 0 of 1 (1 ungradable)" if undersampled else "TTFT p99 1 of 1"
         assert counted in lines[3], lines[3]
+
+
+def test_the_demo_says_plainly_when_it_could_grade_nothing() -> None:
+    m = with_tpot_interval(measured(), 0.25, 0.25)  # +-25 %: over twice the 10 % target
+    assert m.tpot_s.p50
+    p = pred(m.ttft_s.p50 or 0.0, m.tpot_s.p50, 10.0)
+    lv = with_prediction(m, p)
+    assert lv.predicted is not None and lv.predicted.graded is not None
+    only_tpot = tuple(g for g in lv.predicted.graded if g.quantity == "tpot_p50_s")
+    assert [g.grade for g in only_tpot] == ["ungradable"]
+    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
+    alone = dataclasses.replace(lv, predicted=dataclasses.replace(lv.predicted, graded=only_tpot))
+    lines = graded_lines(dataclasses.replace(run, levels=(alone,)))
+    assert "TPOT p50 0 of 1 (1 ungradable)" in lines[3] and lines[-1] == NOTHING_GRADED
+    assert NOTHING_GRADED not in graded_lines(dataclasses.replace(run, levels=(lv,)))

@@ -102,6 +102,13 @@ GRADE_RULE = (
 )
 
 
+NOTHING_GRADED = (
+    "nothing could be graded: every measured interval, on the prediction's side, is over "
+    "twice its target (too few requests a level, or too noisy a machine); more requests a "
+    "level narrow them (bench --requests-per-level, the demo's --requests-per-level)"
+)
+
+
 def _graded(lv: LevelSummary, key: str) -> GradedQuantity | None:
     got = lv.predicted.graded if lv.predicted is not None else None
     return next((g for g in got or () if g.quantity == key), None)
@@ -149,6 +156,9 @@ def graded_lines(summary: RunSummary) -> list[str]:
         misses += [f"{label} {name}" for label, g in got if g.grade == "miss"]
     tail = f"; missed: {', '.join(misses)}" if misses else ""
     lines.append(f"predicted: {', '.join(counts)} levels{tail}")
+    grades = [g.grade for lv in levels for _, key, *_ in GRADED if (g := _graded(lv, key))]
+    if grades and all(g == "ungradable" for g in grades):
+        lines.append(NOTHING_GRADED)
     if tails:
         lines.append(TAIL)
     return lines

@@ -40,7 +40,7 @@ def add_demo_sweep_args(p: argparse.ArgumentParser) -> None:
         "--requests-per-level",
         metavar="N",
         type=whole(1, 10**6),
-        help="measured requests per level (16; 4 with --quick)",
+        help="measured requests per level (16; 8 with --quick)",
     )
     g.add_argument(
         "--prompt-tokens", metavar="N", type=whole(1, 10**6), default=32, help="prompt (32)"
