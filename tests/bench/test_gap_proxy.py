@@ -10,7 +10,12 @@ import aiohttp
 import pytest
 
 from inferlab.testing.fake_server import running_fake_server
-from inferlab.testing.gap_proxy import release_times, running_gap_proxy
+from inferlab.testing.gap_proxy import Pacer, running_gap_proxy
+
+
+def release_times(arrived_s: list[float], stretch: float) -> list[float]:
+    pacer = Pacer(stretch)
+    return [pacer.due(t) for t in arrived_s]
 
 
 def test_every_gap_is_stretched_by_the_share_and_the_first_event_passes() -> None:
@@ -49,3 +54,24 @@ def test_a_stream_through_the_proxy_arrives_whole_and_in_order() -> None:
     assert [e.split('"text"')[0][:6] for e in events_p] == [
         e.split('"text"')[0][:6] for e in events_d
     ]
+
+
+async def _duration_s(base: str, tokens: int) -> float:
+    body = {"model": "fake", "prompt": "a b c", "max_tokens": tokens, "stream": True}
+    async with aiohttp.ClientSession() as s:
+        t = asyncio.get_running_loop().time()
+        async with s.post(f"{base}/completions", json=body) as r:
+            await r.read()
+        return asyncio.get_running_loop().time() - t
+
+
+@pytest.mark.slow
+def test_the_stretch_does_not_compound_along_a_stream() -> None:
+    """Each gap is the upstream's x 1.5, not the one before it x 1.5: read only after each
+    release, 40 gaps of 5 ms would grow to 5 ms x 1.5^39 (hours). The bound (10 x the
+    direct stream, + 1 s) is that failure's, a thousandfold away from the expected 1.5 x."""
+    with running_fake_server(ttft=0.01, tpot=0.005, slow_every=1000) as direct:
+        with running_gap_proxy(direct, 0.5) as proxied:
+            through = asyncio.run(_duration_s(proxied, 41))
+        alone = asyncio.run(_duration_s(direct, 41))
+    assert through < 10 * alone + 1.0, (through, alone)

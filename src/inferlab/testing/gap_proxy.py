@@ -13,9 +13,9 @@ upstream's own gap x (1 + stretch), never released before it arrived. Other answ
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -50,32 +50,49 @@ class Pacer:
         return out
 
 
-def release_times(arrived_s: list[float], stretch: float) -> list[float]:
-    """Pacer's release of every event of a stream that arrived at these instants."""
-    pacer = Pacer(stretch)
-    return [pacer.due(t) for t in arrived_s]
+DONE = b"data: [DONE]"
 
 
 async def _events(resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
-    """The upstream's SSE body, one whole event (ending in a blank line) at a time."""
+    """The upstream's SSE body, one whole event (ending in a blank line) at a time, up to
+    its `[DONE]`: the answer ends there (llama-server may hold its connection open for
+    seconds after it, which would add those seconds to every request through here)."""
     buf = b""
     async for chunk in resp.content.iter_any():
         buf += chunk
         while b"\n\n" in buf:
             event, buf = buf.split(b"\n\n", 1)
             yield event + b"\n\n"
+            if event.strip() == DONE:
+                return
     if buf:
         yield buf
 
 
 async def _stream(request: web.Request, up: aiohttp.ClientResponse) -> web.StreamResponse:
+    """The upstream's events, each stamped as it arrives (a reader of its own: stamped
+    after the last release instead, every gap would hold the ones before it and grow
+    x 1.1 per token), released on the Pacer's schedule."""
     out = web.StreamResponse(status=up.status, headers=_headers(up.headers))
     await out.prepare(request)
+    arrived: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
+
+    async def read() -> None:
+        try:
+            async for event in _events(up):
+                arrived.put_nowait((time.perf_counter(), event))
+        finally:
+            arrived.put_nowait(None)
+
+    reader = asyncio.create_task(read())
     pacer = Pacer(request.app[STRETCH])
-    async for event in _events(up):
-        due = pacer.due(time.perf_counter())
-        await asyncio.sleep(max(0.0, due - time.perf_counter()))
-        await out.write(event)
+    try:
+        while (item := await arrived.get()) is not None:
+            due = pacer.due(item[0])
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            await out.write(item[1])
+    finally:
+        reader.cancel()
     await out.write_eof()
     return out
 
@@ -125,13 +142,12 @@ def running_gap_proxy(upstream: str, stretch: float) -> Iterator[str]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--port", type=int, default=0)
-    p.add_argument("--upstream", required=True, help="the server's root URL (no /v1)")
-    p.add_argument("--stretch", type=float, required=True, help="0.10: every gap 10 %% longer")
-    a = p.parse_args()
+    """`--port N --upstream ROOT --stretch X` (no argparse: a fake's command line is its
+    launcher's, running_gap_proxy)."""
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
+    app = make_app(args["--upstream"], float(args["--stretch"]))
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(make_app(a.upstream, a.stretch), a.port))
+        asyncio.run(_serve(app, int(args.get("--port", "0"))))
 
 
 async def _serve(app: web.Application, port: int) -> None:
