@@ -61,6 +61,10 @@ class RequestRecord:
     # bench --repeat N: which run of its level (0 = the first); absent in older records and
     # in records of a run without --repeat (read as 0).
     repeat: int = 0
+    # bench --url A --url B: the endpoint's label and the block (its place in the level's
+    # sequence of blocks, 0 first) it ran in; absent in older records and single-URL runs.
+    endpoint: str | None = None
+    block: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -94,6 +98,8 @@ class RequestRecord:
         out = {name: getattr(self, name) for name in _FIELDS}
         if not self.repeat:  # a run without --repeat writes the records it always wrote
             del out["repeat"]
+        if self.endpoint is None:  # nor does a run of one URL
+            del out["endpoint"], out["block"]
         return out
 
     @classmethod

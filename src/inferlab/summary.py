@@ -578,6 +578,10 @@ class Canary(JsonRecord):
     rest_spread: float | None  # (max - min) / median of the readings at rest
     drift_threshold: float
     readings: tuple[CanaryReading, ...]
+    # The machine canary beside each reading (bench/machine_canary.py): a fixed matmul and
+    # memory read on the server's cores. Its schema is metrics/machine_verdict.py's
+    # MachineCanary (read with `machine_of`): a neutral module cannot import it.
+    machine: dict[str, Any] | None = optional()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -598,6 +602,73 @@ class SpeedShift(JsonRecord):
     ratio: float  # measured / reference: above 1, the machine ran slower when measured
     threshold: float
     beyond_noise: bool
+
+
+# A paired comparison's word for B against A (metrics/paired.py): as report's verdicts.
+PairedVerdict = Literal["faster", "slower", "within_noise"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairedQuantity(JsonRecord):
+    """One quantity of one level, B against A over the block pairs (metrics/paired.py):
+    each endpoint's value over the level (all its blocks), B/A per block pair, their
+    geometric mean `ratio` with its 95 % interval `ci95` (t over the pairs' log-ratios,
+    back-transformed), the verdict (within_noise where `ci95` holds 1), and the smallest
+    change this run could have found at 80 % power and 5 % two-sided (a share: 0.04 is 4 %).
+    None where fewer than two pairs had the quantity on both sides."""
+
+    quantity: str  # "tpot_s.p50", "ttft_s.p50", "output_tokens_per_s_total"
+    a: float | None
+    b: float | None
+    ratio: float | None  # B/A
+    ci95: tuple[float, ...] | None
+    verdict: PairedVerdict
+    detectable_change_80pct_power: float | None
+    block_ratios: tuple[float, ...]  # B/A of each block pair, in the order they ran
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairedComparison(JsonRecord):
+    """One endpoint against the baseline (the first --url) at one level."""
+
+    baseline: str
+    endpoint: str
+    block_pairs: Count  # pairs whose blocks both ran
+    quantities: tuple[PairedQuantity, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairedLevel(JsonRecord):
+    """One level of a paired run: its blocks in the order they ran (endpoint labels), each
+    a `requests_per_block` closed-loop run, and each endpoint against the baseline. The
+    endpoints' own statistics are the run's levels labelled "<endpoint> <level>"."""
+
+    level: str  # "c=4"
+    requests_per_block: Count
+    block_order: tuple[str, ...]
+    comparisons: tuple[PairedComparison, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairedEndpoint(JsonRecord):
+    """One endpoint of a paired run, as its probe found it."""
+
+    label: str
+    url: str
+    kind: str | None
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairedRun(JsonRecord):
+    """bench --url A --url B: every level ran as short blocks alternating the endpoints in
+    a randomized, order-balanced sequence (bench/blocks.py); `method` says how the ratios'
+    intervals and the detectable change were computed."""
+
+    method: str
+    block_requests_per_stream: Count
+    endpoints: tuple[PairedEndpoint, ...]
+    levels: tuple[PairedLevel, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -625,6 +696,7 @@ class RunSummary(JsonRecord):
     canary: Canary | None = optional()  # bench: the machine's speed over the run
     # the demo: the canary's move since the profile and since the engine-alone measurement
     speed_shifts: tuple[SpeedShift, ...] | None = optional()
+    paired: PairedRun | None = optional()  # bench --url A --url B: B against A in blocks
     rest: dict[str, Any] = rest()
 
     @classmethod

@@ -41,7 +41,7 @@ def test_the_half_width_factor_for_the_usual_repeats() -> None:
 
 def test_the_interval_by_hand_none_with_one_value_and_never_below_zero() -> None:
     lo, hi = prediction_interval([10.0, 12.0, 14.0]) or (0.0, 0.0)
-    half = 4.3027 * 2.0 * math.sqrt(4 / 3)  # t(0.975, 2) x s x sqrt(1 + 1/3), s = 2
+    half = 4.302653 * 2.0 * math.sqrt(4 / 3)  # t(0.975, 2) x s x sqrt(1 + 1/3), s = 2
     assert (lo, hi) == (pytest.approx(12.0 - half), pytest.approx(12.0 + half))
     assert prediction_interval([5.0]) is None and prediction_interval([]) is None
     assert prediction_interval([5.0, None]) is None  # a repeat without the statistic

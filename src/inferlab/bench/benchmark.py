@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 
 from inferlab import __version__
+from inferlab.bench.blocks import PairedOptions
 from inferlab.bench.canary import CanaryLog, after_level, canary_block, drift_warning, start_canary
 from inferlab.bench.client import Endpoint, default_request_timeout_s, make_connector
 from inferlab.bench.clock import ClockOffset, ClockReport
@@ -37,7 +38,7 @@ from inferlab.bench.loadstats import allow_prefix_hits, counters_hit_ratio, load
 from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.preflight import Asked, preflight
 from inferlab.bench.progress import Hooks
-from inferlab.bench.prompt_text import LocalCounter, TextSource
+from inferlab.bench.prompt_text import LocalCounter, Prompt, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.runner import event_loop_runner as event_loop_runner  # callers import it here
 from inferlab.bench.server import ServerInfo, pick_model, probe_server
@@ -118,6 +119,9 @@ class BenchConfig:
     # The drift canary (bench/canary.py): one fixed short request at rest at the start and
     # after every level, its TPOT the machine's speed; machine_drift where it moved.
     canary: bool = True
+    # bench --url A --url B: the endpoints, measured in alternating blocks (bench/paired.py
+    # runs them; `url` is then the first's). None: one server, as always.
+    paired: PairedOptions | None = None
 
     @property
     def levels(self) -> list[Level]:
@@ -164,7 +168,7 @@ def _client_stats(run: LevelRun) -> ClientStats:
     )
 
 
-def _merged(runs: list[LevelRun]) -> LevelRun:
+def merged_run(runs: list[LevelRun]) -> LevelRun:
     """One level's repeats as one run: every record, the CPU and wall time added; the
     server's books and the workers are the last repeat's."""
     last = runs[-1]
@@ -202,7 +206,7 @@ def _summarised(
     and the intervals; and the run (the repeats merged) the rest of the block reads."""
     from inferlab.metrics.repeats import level_uncertainty, pooled
 
-    run = runs[0] if len(runs) == 1 else _merged(runs)
+    run = runs[0] if len(runs) == 1 else merged_run(runs)
     lv, k = run.level, cfg.stall_factor
     s = summarize_level(lv.label, lv.summary_kind, lv.value, run.records, k)
     groups = [r.records for r in runs]
@@ -414,6 +418,13 @@ _NO_TOKENIZER = (
 )
 
 
+def note_tokenizer(state: RunState, prompts: list[Prompt]) -> None:
+    """Once per run: no prompt was counted on the server, so lengths rest on usage alone."""
+    said = any(w.code == "no_tokenizer" for w in state.warnings)
+    if not any(p.tokens is not None for p in prompts) and not said:
+        state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
+
+
 async def _run_one_level(
     ctx: LevelContext, state: RunState, level: Level, next_id: int, hooks: Hooks, repeat: int = 0
 ) -> int:
@@ -424,12 +435,10 @@ async def _run_one_level(
     words = TextSource(cfg.prompt_corpus, cfg.tokenizer)
     target = Target(ctx.session, state.count_at, state.model, words)
     prompts = await make_level_prompts(target, level, warm, reqs, cfg.seed * 1_000_003 + next_id)
-    said = any(w.code == "no_tokenizer" for w in state.warnings)
-    if not any(p.tokens is not None for p in prompts) and not said:
-        state.warnings.append(warning("no_tokenizer", "run", "info", _NO_TOKENIZER))
+    note_tokenizer(state, prompts)
     n = len(prompts)
     if state.settle_slot_count:
-        await _settle(ctx, state, level.label)
+        await settle_before(ctx, state, level.label)
     hooks.level_start(level, len(reqs), len(warm))
     run = LevelRun(level, implied_hit_ratio=reqs.implied_hit_ratio, repeat=repeat)
     state.runs.append(run)
@@ -461,7 +470,7 @@ async def _start_canary(
         state.warnings.append(failed)
 
 
-async def _settle(ctx: LevelContext, state: RunState, label: str) -> None:
+async def settle_before(ctx: LevelContext, state: RunState, label: str) -> None:
     """The slots settled before a level; a failure is a warning and the level runs anyway
     (a server that died then fails it as any level, its results kept)."""
     try:
@@ -471,7 +480,7 @@ async def _settle(ctx: LevelContext, state: RunState, label: str) -> None:
         state.warnings.append(warning("settle_failed", label, "warning", why))
 
 
-async def _accepted(
+async def accept_server(
     session: aiohttp.ClientSession, state: RunState, headers: dict[str, str]
 ) -> tuple[ServerInfo, Endpoint]:
     """The server, its model and what it can take (bench/preflight.py), or one error."""
@@ -544,7 +553,7 @@ def schedule(cfg: BenchConfig) -> Iterator[tuple[int, Level]]:
         yield from ((repeat, level) for level in cfg.levels)
 
 
-def _opening_notes(cfg: BenchConfig) -> list[RunWarning]:
+def opening_notes(cfg: BenchConfig) -> list[RunWarning]:
     """What a run says before it starts: how the floor was found (or which flag gives
     MBU), and, off Linux, that the host's CPU steal time is not recorded."""
     notes = []
@@ -562,7 +571,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     records_path = cfg.out_dir / "records.jsonl"
     summary_path = cfg.out_dir / "summary.json"
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
-    state.warnings.extend(_opening_notes(cfg))
+    state.warnings.extend(opening_notes(cfg))
     top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
     limit = cfg.max_connections or max(top, 64) + 8
     async with aiohttp.ClientSession(
@@ -570,7 +579,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     ) as session:
         auth = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
         headers = auth | dict(cfg.headers)
-        info, endpoint = await _accepted(session, state, headers)
+        info, endpoint = await accept_server(session, state, headers)
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
         ctx = LevelContext(

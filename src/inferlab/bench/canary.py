@@ -14,10 +14,16 @@ at most, as every request is bounded.
 A level whose canary moved beyond its noise is warned `machine_drift` (the rule is
 metrics/checks.py's `canary_moved`); summary.json keeps every reading (`canary`).
 A server that fails every reading at rest gets no more of them, and the run says why.
+
+Just before each request, the machine canary (bench/machine_canary.py: a fixed matmul and
+memory read on the server's cores) takes its reading, kept beside the request's
+(`canary.machine`); a machine_drift warning then says which moved, the machine or the
+server (metrics/machine_verdict.py's rule).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import statistics
 from collections.abc import Sequence
@@ -27,12 +33,20 @@ from typing import TYPE_CHECKING
 import aiohttp
 
 from inferlab.bench.client import Endpoint, stream_request
+from inferlab.bench.machine_canary import WORKLOAD, MachineProbe, machine_probe, take_machine
 from inferlab.metrics.checks import (
     CanaryAround,
     canary_moved,
     drift_threshold,
     machine_drift,
     warning,
+)
+from inferlab.metrics.covariate import MIN_PAIRS, cuped
+from inferlab.metrics.machine_verdict import (
+    MachineCanary,
+    MachineReading,
+    verdict_of,
+    which_slowed,
 )
 from inferlab.metrics.requests import latency
 from inferlab.metrics.speed_shift import spread_of
@@ -71,6 +85,7 @@ class Taken:
     tpot_ms: float | None
     after_run: int
     error: str | None = None
+    machine: MachineReading | None = None  # the machine canary's, taken just before
 
 
 @dataclass(slots=True)
@@ -80,6 +95,7 @@ class CanaryLog:
     endpoint: Endpoint
     taken: list[Taken] = field(default_factory=list)
     on: bool = True
+    machine: MachineProbe | None = None  # None: no machine canary beside the requests
 
     def rest_ms(self) -> list[float]:
         return [t.tpot_ms for t in self.taken if t.after_run < 0 and t.tpot_ms is not None]
@@ -104,7 +120,10 @@ class CanaryLog:
 
 
 async def take(log: CanaryLog, session: aiohttp.ClientSession, t0_ns: int, after_run: int) -> None:
-    """Send one canary and note its TPOT (a failure noted with its error, never raised)."""
+    """Send one canary and note its TPOT (a failure noted with its error, never raised);
+    the machine canary's reading first, while the server is idle."""
+    probe = log.machine
+    machine = None if probe is None else await asyncio.to_thread(take_machine, probe)
     rec = RequestRecord(-1, "canary", "warmup", 0, CANARY_TOKENS)
     await stream_request(session, log.endpoint, rec, CANARY_PROMPT, t0_ns)
     lat = latency(rec)
@@ -113,15 +132,16 @@ async def take(log: CanaryLog, session: aiohttp.ClientSession, t0_ns: int, after
     if tpot_s is None:
         error = rec.error or f"{rec.n_out} token(s) streamed: no TPOT"
     tpot_ms = None if tpot_s is None else tpot_s * 1e3
-    log.taken.append(Taken(rec.send_ns * 1e-9, tpot_ms, after_run, error))
+    log.taken.append(Taken(rec.send_ns * 1e-9, tpot_ms, after_run, error, machine))
 
 
 async def start_canary(
     session: aiohttp.ClientSession, endpoint: Endpoint, t0_ns: int
 ) -> tuple[CanaryLog, RunWarning | None]:
-    """REST_READINGS canaries one after another; a warning (and no more canaries) when
-    every one of them failed."""
-    log = CanaryLog(canary_endpoint(endpoint))
+    """REST_READINGS canaries one after another, each with the machine canary's reading;
+    a warning (and no more canaries) when every one of them failed."""
+    probe = await asyncio.to_thread(machine_probe, endpoint.base_url)
+    log = CanaryLog(canary_endpoint(endpoint), machine=probe)
     for _ in range(REST_READINGS):
         await take(log, session, t0_ns, -1)
     if log.rest_ms():
@@ -152,7 +172,8 @@ def block_of(log: CanaryLog, steps: Sequence[tuple[str, int | None]]) -> Canary:
     them (bench's level runs; the profile's probe groups)."""
     spread = log.rest_spread()
     pinned = log.endpoint.server_kind == "llamacpp"
-    return Canary(
+    block = machine_block(log) if log.machine is not None else None
+    canary = Canary(
         prompt=CANARY_PROMPT,
         output_tokens=CANARY_TOKENS,
         slot=CANARY_SLOT if pinned else None,
@@ -160,6 +181,36 @@ def block_of(log: CanaryLog, steps: Sequence[tuple[str, int | None]]) -> Canary:
         rest_spread=spread,
         drift_threshold=drift_threshold(spread),
         readings=tuple(_reading(t, steps) for t in log.taken),
+        machine=block.to_json() if block is not None else None,
+    )
+    if block is None:
+        return canary
+    # the verdict read from the record as written, as a report reads two runs' records
+    block = dataclasses.replace(block, verdict=verdict_of(canary))
+    return dataclasses.replace(canary, machine=block.to_json())
+
+
+def _ms(taken: Sequence[Taken]) -> tuple[list[float], list[float]]:
+    """The server canary's TPOTs and the machine canary's matmul_ms + read_ms of readings."""
+    server = [t.tpot_ms for t in taken if t.tpot_ms is not None]
+    machine = [t.machine.machine_ms for t in taken if t.machine is not None]
+    return server, machine
+
+
+def machine_block(log: CanaryLog) -> MachineCanary:
+    """summary.json `canary.machine` but its verdict: every machine reading, in the
+    requests' order, and how much of the server canary's variance it explains."""
+    rest_m = _ms([t for t in log.taken if t.after_run < 0])[1]
+    both = [t for t in log.taken if t.tpot_ms is not None and t.machine is not None]
+    server, machine = _ms(both)
+    fit = cuped(server, machine) if len(both) >= MIN_PAIRS else None
+    return MachineCanary(
+        workload=WORKLOAD,
+        readings=tuple(t.machine for t in log.taken),
+        rest_machine_ms=statistics.median(rest_m) if rest_m else None,
+        rest_spread=spread_of(rest_m),
+        verdict=None,
+        server_variance_explained=None if fit is None else fit.reduction,
     )
 
 
@@ -191,4 +242,27 @@ def drift_warning(
             moved = f"run {run.repeat + 1} of {len(level_runs)}: {moved}"
         if moved is not None:
             moves.append(moved)
-    return machine_drift(level_runs[0].level.label, moves, threshold)
+    drift = machine_drift(level_runs[0].level.label, moves, threshold)
+    if drift is None or (said := _which_moved(log, level_runs, runs)) is None:
+        return drift
+    return dataclasses.replace(drift, message=f"{drift.message}. Which moved: {said}")
+
+
+def _which_moved(log: CanaryLog, level_runs: list[LevelRun], runs: list[LevelRun]) -> str | None:
+    """The machine canary's word on a level: the readings just after its runs (else just
+    before, where none came after) against those at rest (None without machine readings)."""
+    after: list[Taken] = []
+    before: list[Taken] = []
+    for run in level_runs:
+        index = next(j for j, r in enumerate(runs) if r is run)
+        before += [t for t in log.taken if t.after_run == index - 1][-1:]
+        after += [t for t in log.taken if t.after_run == index][:1]
+    rest_s, rest_m = _ms([t for t in log.taken if t.after_run < 0])
+    near = after if _ms(after)[1] else before
+    near_s, near_m = _ms(near)
+    verdict = which_slowed(rest_s, near_s, rest_m, near_m)
+    if verdict is None:
+        return None
+    where = next((t.machine.cores_from for t in near if t.machine is not None), "")
+    cores = f". The machine canary ran on {where}" if where else ""
+    return f"{verdict.words}{cores}"

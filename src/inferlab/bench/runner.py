@@ -40,6 +40,8 @@ class LevelRun:
     implied_hit_ratio: float | None = None  # prefix-cache hits the level's specs imply
     repeat: int = 0  # bench --repeat: which run of this level (0: the first)
     host_ticks: CpuTicks | None = None  # the host's CPU time over the level (Linux)
+    endpoint: str | None = None  # bench --url A --url B: whose block this is
+    block: int | None = None  # and its place in the level's sequence of blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +130,8 @@ class _Sender:
             turn=p.turn,
             prefix_group=p.prefix_group,
             repeat=self.run.repeat,
+            endpoint=self.run.endpoint,
+            block=self.run.block,
         )
 
     async def __call__(self, i: int, scheduled_ns: int, history: list[Message]) -> str:

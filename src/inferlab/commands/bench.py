@@ -6,11 +6,15 @@ import argparse
 import sys
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.bench import add_parser_args
 from inferlab.commands.flags.bench_config import BenchInputs, bench_config, checked_inputs
 from inferlab.jsonio import dumps
 from inferlab.metrics.runfolder import claim_run_folder, default_out
+
+if TYPE_CHECKING:
+    from inferlab.summary import RunSummary
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,10 +38,28 @@ def _run_in(args: argparse.Namespace, given: BenchInputs, out: Path) -> int:
     with redirect_stdout(sys.stderr) if args.json else nullcontext():
         hooks = planned_hooks(cfg, workload)
         result = execute(cfg, args.no_plots, hooks, args.wide, report=not args.no_report)
+        if result.summary.paired is not None:  # bench --url A --url B: B against A
+            from inferlab.report.paired_text import print_paired
+
+            print_paired(result.summary.paired)
     if args.csv is not None:
         from inferlab.report.table_csv import write_level_csv
 
         print(f"level table: {write_level_csv(result.summary, args.csv)}", file=sys.stderr)
     if args.json:
         print(dumps(result.summary))
-    return exit_code(result.summary, args.keep_going, args.strict)
+    code = exit_code(result.summary, args.keep_going, args.strict)
+    return max(code, _fail_if_slower(result.summary, args.fail_if_slower))
+
+
+def _fail_if_slower(summary: RunSummary, threshold: float | None) -> int:
+    """A paired run's gate: 1 (each reason on stderr) when an endpoint is slower than the
+    first beyond noise by more than the share given; 0 otherwise, or without the flag."""
+    if threshold is None or summary.paired is None:
+        return 0
+    from inferlab.report.paired_text import failing, gate_line
+
+    bad = failing(summary.paired, threshold)
+    for lv, c, q in bad:
+        print(gate_line(lv, c, q, threshold), file=sys.stderr)
+    return 1 if bad else 0

@@ -27,13 +27,15 @@ def execute(
     """Run the sweep with a progress bar, print the table (every column with `wide`),
     render plots and (with `report`) report.html. Returns the result."""
     from inferlab.bench.benchmark import event_loop_runner, run_benchmark
+    from inferlab.bench.paired import run_paired
     from inferlab.report.console import print_sweep
 
     hooks = hooks or ProgressHooks()
     if cfg.floor_note:
         hooks.notes.append(cfg.floor_note)
+    sweep = run_benchmark if cfg.paired is None else run_paired  # bench --url A --url B
     try:
-        result: BenchResult = event_loop_runner()(run_benchmark(cfg, hooks))
+        result: BenchResult = event_loop_runner()(sweep(cfg, hooks))
     except KeyboardInterrupt:
         hooks.close()
         if (cfg.out_dir / "summary.json").exists():  # none if stopped before the first level
@@ -72,6 +74,12 @@ def planned_hooks(cfg: BenchConfig, workload: Any) -> ProgressHooks:
     (the levels' requests), or what the max-load search will probe."""
     from inferlab.bench.estimate import level_costs, plan_line, search_plan_line, with_canary
 
+    if cfg.paired is not None:  # its own plan: blocks per level, per endpoint
+        from inferlab.bench.paired import paired_plan_line
+
+        hooks = ProgressHooks()
+        hooks.notes.append(paired_plan_line(cfg))
+        return hooks
     costs = None if cfg.search else level_costs(workload, cfg.levels)
     # --repeat N: the levels N times over, interleaved, in the order they run
     plan = None if costs is None else with_canary(costs * max(1, cfg.repeats), cfg.canary)

@@ -18,7 +18,11 @@ from inferlab.units import fmt_bandwidth, fmt_bytes
 def sweep_levels(summary: RunSummary) -> list[LevelSummary]:
     """The levels a sweep is read by: the closed-loop ones (a Poisson or replayed-trace level
     is read apart), by load (a --find-max-load search measures them out of order)."""
-    done = sorted((x for x in summary.levels if x.tpot_s.p50), key=lambda x: x.value)
+    levels = summary.levels
+    if summary.paired is not None:  # bench --url A --url B: the baseline's own sweep
+        base = f"{summary.paired.endpoints[0].label} "
+        levels = tuple(x for x in levels if x.label.startswith(base))
+    done = sorted((x for x in levels if x.tpot_s.p50), key=lambda x: x.value)
     return [x for x in done if x.concurrency is not None] or done
 
 

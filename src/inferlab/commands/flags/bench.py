@@ -9,6 +9,7 @@ from pathlib import Path
 from inferlab.bench.sse import DEFAULT_MAX_EVENT_BYTES
 from inferlab.commands.flags.argtypes import BANDWIDTH, FLOPS, TIME, real, unit_arg, whole
 from inferlab.commands.flags.load import LoadDefaults, add_load_flags
+from inferlab.commands.flags.paired import add_paired_args
 from inferlab.commands.flags.slo import add_slo_args
 from inferlab.units import parse_bytes, parse_duration
 
@@ -72,7 +73,7 @@ def add_run_folder_args(p: argparse.ArgumentParser) -> None:
 
 def add_parser_args(p: argparse.ArgumentParser) -> None:
     """Every flag of `inferlab bench`."""
-    p.add_argument("--url", required=True, help="OpenAI base URL, e.g. http://127.0.0.1:8080/v1")
+    add_url_arg(p)
     add_request_args(p)
     add_worker_args(p)
     p.add_argument(
@@ -126,6 +127,19 @@ def add_parser_args(p: argparse.ArgumentParser) -> None:
         "--csv", metavar="FILE", type=Path, help="also write the level table as CSV to FILE"
     )
     p.add_argument("--json", action="store_true", help="print summary.json to stdout at the end")
+    add_paired_args(p)
+
+
+def add_url_arg(p: argparse.ArgumentParser) -> None:
+    """--url, once (one server) or twice or more (a paired run: commands/flags/paired.py)."""
+    p.add_argument(
+        "--url",
+        required=True,
+        action="append",
+        help="OpenAI base URL, e.g. http://127.0.0.1:8080/v1; twice or more (label=URL, or "
+        "bare: base, new) measures them paired: each level in short blocks alternating the "
+        "endpoints, B against A per block pair (docs/bench.md)",
+    )
 
 
 def add_request_args(p: argparse.ArgumentParser) -> None:

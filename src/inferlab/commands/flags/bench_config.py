@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 from inferlab.commands.flags.bench import MAX_LOCAL_WORKERS, MAX_STREAMS, SWEEPS
 from inferlab.commands.flags.load import load_from_args
+from inferlab.commands.flags.paired import check_paired, check_single, url_targets
 from inferlab.commands.flags.slo import search_from, slo_from
 from inferlab.errors import InferlabError
 from inferlab.specs.stated import cost_from, hardware_from
 
 if TYPE_CHECKING:
     from inferlab.bench.benchmark import BenchConfig
+    from inferlab.bench.blocks import PairedOptions, PairedTarget
     from inferlab.bench.fleet import WorkerOptions
     from inferlab.load.spec import Level
     from inferlab.load.workload import Workload
@@ -37,6 +39,8 @@ class BenchInputs:
     floor_note: str | None  # how bench found the floor itself, or which flag gives MBU
     prompt_words: tuple[str, ...]  # --prompts FILE's words
     tokenizer: BpeCounter | None  # --tokenizer FILE
+    url: str = ""  # --url (a paired run's: the first endpoint's)
+    targets: tuple[PairedTarget, ...] = ()  # --url A --url B: a paired run's endpoints
 
 
 def resolve_floor(args: argparse.Namespace) -> Floor | None:
@@ -124,7 +128,7 @@ def search_of(args: argparse.Namespace) -> MaxLoadSearch | None:
     return search_from(args, args.rate, MAX_RATE_PER_S)
 
 
-def stated_floor(args: argparse.Namespace) -> tuple[Floor | None, str | None]:
+def stated_floor(args: argparse.Namespace, url: str) -> tuple[Floor | None, str | None]:
     """No --floor-* flags: the floor of a local server's own GGUF, and the line that says
     how it was found or which flag gives MBU (said once the server accepts the run, and
     kept as an info warning in the summary)."""
@@ -132,7 +136,7 @@ def stated_floor(args: argparse.Namespace) -> tuple[Floor | None, str | None]:
     from inferlab.httpbody import query_deadline_s
 
     deadline_s = min(AUTO_FLOOR_DEADLINE_S, query_deadline_s(args.request_timeout))
-    auto = auto_floor(args.url, os.environ.get(args.api_key_env), deadline_s)
+    auto = auto_floor(url, os.environ.get(args.api_key_env), deadline_s)
     return auto.floor, auto.line
 
 
@@ -169,7 +173,7 @@ def bench_config(args: argparse.Namespace, given: BenchInputs, out: Path) -> Ben
 
     workload, floor = given.workload, given.floor
     return BenchConfig(
-        url=args.url,
+        url=given.url,
         model=args.model,
         load=workload,
         api=args.api,
@@ -199,7 +203,19 @@ def bench_config(args: argparse.Namespace, given: BenchInputs, out: Path) -> Ben
         headers=tuple(args.header),
         repeats=getattr(args, "repeat", 1),
         canary=not args.no_canary,
+        paired=_paired_options(args, given.targets),
     )
+
+
+def _paired_options(
+    args: argparse.Namespace, targets: tuple[PairedTarget, ...]
+) -> PairedOptions | None:
+    """--url A --url B's endpoints and --block-requests; None for one server."""
+    if not targets:
+        return None
+    from inferlab.bench.blocks import DEFAULT_BLOCK_REQUESTS, PairedOptions
+
+    return PairedOptions(targets, args.block_requests or DEFAULT_BLOCK_REQUESTS)
 
 
 def checked_inputs(args: argparse.Namespace) -> BenchInputs:
@@ -207,6 +223,12 @@ def checked_inputs(args: argparse.Namespace) -> BenchInputs:
     made: a bad one is refused in one line."""
     check_sizes(args)
     workload = workload_from(args)
+    targets = url_targets(args.url)
+    if targets:
+        check_paired(args, workload)
+    else:
+        check_single(args)
+    url = targets[0].url if targets else args.url[0]
     slo_from(args)  # refuse a bad SLO or search before any folder is made
     search = search_of(args)
     if search is not None and workload.trace is not None:
@@ -224,5 +246,14 @@ def checked_inputs(args: argparse.Namespace) -> BenchInputs:
     floor = resolve_floor(args)  # refuse a bad floor before any folder is made
     note = None
     if floor is None:
-        floor, note = stated_floor(args)
-    return BenchInputs(workload, floor, note, words, tokenizer)
+        floor, note = stated_floor(args, url) if not targets else (None, PAIRED_NO_FLOOR)
+    return BenchInputs(workload, floor, note, words, tokenizer, url, targets)
+
+
+# A paired run's endpoints may serve different models (a quantisation): no one floor is
+# theirs, so bench finds none itself; a stated one applies to every endpoint.
+PAIRED_NO_FLOOR = (
+    "no floor (MBU): a paired run does not find one itself, as its endpoints may serve "
+    "different models; --floor-gguf FILE (or --floor-model and --floor-hardware) states one "
+    "for every endpoint"
+)

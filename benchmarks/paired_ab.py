@@ -1,0 +1,135 @@
+"""Does a paired run find a change of known size on this machine, and cry wolf on none?
+
+    uv run python benchmarks/paired_ab.py --runs 10 [--conditions aa,10,5] [--out DIR]
+
+Starts two llama-servers of the same build (A and A', the bundled SmolLM2, 4 slots, 1
+thread, both pinned to the last core; the client on the others), and the gap proxy
+(testing/gap_proxy.py) before A, which makes every inter-token gap 10 % or 5 % longer.
+Then, in turn, `--runs` paired benches of each condition, interleaved (aa, 10, 5, aa, ...):
+
+    aa  bench --url base=A --url new=A'           (the same build: within noise expected)
+    10  bench --url base=A --url new=proxy(A,10%) (slower expected)
+    5   bench --url base=A --url new=proxy(A,5%)
+
+each `--concurrency 1,2,4 --requests-per-level 16` (the issue's sizes). Printed per run
+and condition: each level's TPOT p50 and tok/s ratio new/base with its verdict and the
+smallest change the run could have detected; then the counts the issue asks for (A/A
+within noise at every level; 10 % and 5 % found slower on TPOT at every level) and each
+run's wall time. Every run's summary.json is kept under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from inferlab.engines.llama_server import LlamaServer, ServerOptions
+from inferlab.testing.gap_proxy import running_gap_proxy
+
+SIZES = ("--concurrency", "1,2,4", "--requests-per-level", "16")
+STRETCH = {"10": 0.10, "5": 0.05}
+
+
+def parse() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--runs", type=int, default=10, help="paired runs of each condition (10)")
+    p.add_argument("--conditions", default="aa,10,5", help="which, in turn (aa,10,5)")
+    p.add_argument("--out", type=Path, default=Path("results/paired-ab"))
+    return p.parse_args()
+
+
+def _pin(pid: int, core: int) -> None:
+    """Every thread of the process on `core` (a pid's affinity is its main thread's)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(int(task.name), {core})
+
+
+@contextlib.contextmanager
+def servers(core: int) -> Iterator[tuple[str, str]]:
+    """A and A': the bundled model, 4 slots, 1 thread each, both on `core`."""
+    opts = ServerOptions(parallel=4, threads=1)
+    with LlamaServer(opts) as a, LlamaServer(opts) as b:
+        for s in (a, b):
+            if s.proc is not None:
+                _pin(s.proc.pid, core)
+        yield a.base_url, b.base_url
+
+
+def bench(base: str, new: str, out: Path, client_cores: set[int]) -> tuple[dict, float]:
+    """One paired bench on the client's cores: its summary and wall time."""
+    cmd = ["uv", "run", "inferlab", "bench", "--url", f"base={base}", "--url", f"new={new}"]
+    cmd += [*SIZES, "--no-plots", "--out", str(out), "--json"]
+    t = time.perf_counter()
+    done = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: os.sched_setaffinity(0, client_cores),
+    )
+    if done.returncode not in (0, 1):
+        sys.exit(f"bench failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout), time.perf_counter() - t
+
+
+def verdicts(summary: dict) -> list[tuple[str, str, float, str, float]]:
+    """(level, quantity, ratio, verdict, detectable) of every level's comparison."""
+    out = []
+    for lv in summary["paired"]["levels"]:
+        for q in lv["comparisons"][0]["quantities"]:
+            if q["ratio"] is not None and q["quantity"] != "ttft_s.p50":
+                det = q["detectable_change_80pct_power"] or float("nan")
+                out.append((lv["level"], q["quantity"], q["ratio"], q["verdict"], det))
+    return out
+
+
+def line(cond: str, k: int, rows: list[tuple[str, str, float, str, float]], wall: float) -> str:
+    cells = [
+        f"{lv} {'TPOT' if q.startswith('tpot') else 'tok/s'} {r:.3f} {v[:4]} (>{d:.1%})"
+        for lv, q, r, v, d in rows
+    ]
+    return f"{cond:>3} #{k}: " + "; ".join(cells) + f"  [{wall:.0f} s]"
+
+
+def counts(results: dict[str, list[list[tuple[str, str, float, str, float]]]]) -> None:
+    for cond, runs in results.items():
+        if cond == "aa":
+            ok = sum(all(v == "within_noise" for *_, v, _ in rows) for rows in runs)
+            print(f"A/A': within noise at every level and quantity in {ok} of {len(runs)}")
+        else:
+            tpot = [[r for r in rows if r[1].startswith("tpot")] for rows in runs]
+            ok = sum(all(v == "slower" for *_, v, _ in rows) for rows in tpot)
+            print(f"+{cond} %: TPOT slower at every level in {ok} of {len(runs)}")
+
+
+def main() -> None:
+    a = parse()
+    cores = sorted(os.sched_getaffinity(0))
+    server_core, client = cores[-1], set(cores[:-1]) or {cores[-1]}
+    os.sched_setaffinity(0, client)  # the proxies this starts, and the benches, stay off it
+    conds = a.conditions.split(",")
+    results: dict[str, list[list[tuple[str, str, float, str, float]]]] = {c: [] for c in conds}
+    with servers(server_core) as (base, other), contextlib.ExitStack() as stack:
+        proxies = {
+            c: stack.enter_context(running_gap_proxy(base, STRETCH[c]))
+            for c in conds
+            if c in STRETCH
+        }
+        news = {"aa": other, **proxies}
+        for k in range(a.runs):
+            for cond in conds:
+                summary, wall = bench(base, news[cond], a.out / f"{cond}-{k}", client)
+                results[cond].append(rows := verdicts(summary))
+                print(line(cond, k, rows, wall), flush=True)
+    counts(results)
+
+
+if __name__ == "__main__":
+    main()
