@@ -4,6 +4,9 @@ against a measured one; readings given by hand, never this machine's."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 
 from inferlab.metrics.machine_verdict import (
@@ -103,3 +106,20 @@ def test_one_run_its_rest_against_its_later_readings() -> None:
     v = verdict_of(_canary([*REST_SERVER, 60.0, 61.0], [*REST_MACHINE, 7.4, 7.6]))
     assert v is not None and v.says == "machine"
     assert verdict_of(_canary(REST_SERVER, REST_MACHINE)) is None  # nothing after the rest
+
+
+def test_the_report_says_which_moved_over_the_run() -> None:
+    from inferlab.report.canary_text import canary_lines
+    from inferlab.summary import RunSummary
+    from tests.sim.test_predict import SWEEP
+
+    run = RunSummary.from_json(json.loads(SWEEP.read_text()))
+    slowed = _canary([*REST_SERVER, 60.0, 61.0], [*REST_MACHINE, 7.4, 7.6])
+    v = verdict_of(slowed)
+    assert v is not None
+    lines = canary_lines(dataclasses.replace(run, canary=slowed))
+    assert f"over the run, at rest against after the levels: {v.words}" in lines
+    plain = dataclasses.replace(slowed, machine=None)  # a run without the machine canary
+    assert not any(
+        "over the run" in x for x in canary_lines(dataclasses.replace(run, canary=plain))
+    )

@@ -1,9 +1,11 @@
 """The machine beside the sweep, in words: the drift canary (its speed at rest, how far it
-moved, which levels drifted) and, per level, the host's CPU steal time beside the client's
+moved, which levels drifted, and with the machine canary beside it, whether the machine
+or the server moved) and, per level, the host's CPU steal time beside the client's
 own CPU use. Nothing for a run that has neither (a simulation, a file written before)."""
 
 from __future__ import annotations
 
+from inferlab.metrics.machine_verdict import verdict_of
 from inferlab.summary import Canary, LevelSummary, RunSummary
 
 
@@ -45,6 +47,9 @@ def canary_lines(summary: RunSummary) -> list[str]:
     out: list[str] = []
     if summary.canary is not None:
         out += [_canary_line(summary.canary), _drift_line(summary)]
+        which = verdict_of(summary.canary)
+        if which is not None:  # the machine canary beside it (bench/machine_canary.py)
+            out.append(f"over the run, at rest against after the levels: {which.words}")
     if summary.canary is not None or any(lv.host for lv in summary.levels):
         cells = ", ".join(_host_cell(lv) for lv in summary.levels)
         out.append(f"host CPU steal / the client's own CPU (of one core), per level: {cells}")
