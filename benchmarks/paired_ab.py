@@ -11,7 +11,8 @@ Then, in turn, `--runs` paired benches of each condition, interleaved (aa, 10, 5
     10  bench --url base=A --url new=proxy(A,10%) (slower expected)
     5   bench --url base=A --url new=proxy(A,5%)
 
-each `--concurrency 1,2,4 --requests-per-level 16` (the issue's sizes). Printed per run
+each `--concurrency 1,2,4 --requests-per-level 16 --repeat 3 --block-requests 1` (the
+issue's levels, at the cost of today's `--repeat 3` run of each side). Printed per run
 and condition: each level's TPOT p50 and tok/s ratio new/base with its verdict and the
 smallest change the run could have detected; then the counts the issue asks for (A/A
 within noise at every level; 10 % and 5 % found slower on TPOT at every level) and each
@@ -33,8 +34,15 @@ from pathlib import Path
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
 from inferlab.testing.gap_proxy import running_gap_proxy
 
-SIZES = ("--concurrency", "1,2,4", "--requests-per-level", "16")
+# The issue's levels at the cost of today's `--repeat 3` run of each side (48 requests a
+# level per endpoint), in blocks of one request per stream: the most pairs per level
+# (48, 24 and 12), each pair's blocks seconds apart.
+SIZES = (
+    "--concurrency", "1,2,4", "--requests-per-level", "16", "--repeat", "3",
+    "--block-requests", "1",
+)  # fmt: skip
 STRETCH = {"10": 0.10, "5": 0.05}
+WORD = {"within_noise": "same", "slower": "SLOWER", "faster": "FASTER"}
 
 
 def parse() -> argparse.Namespace:
@@ -92,7 +100,7 @@ def verdicts(summary: dict) -> list[tuple[str, str, float, str, float]]:
 
 def line(cond: str, k: int, rows: list[tuple[str, str, float, str, float]], wall: float) -> str:
     cells = [
-        f"{lv} {'TPOT' if q.startswith('tpot') else 'tok/s'} {r:.3f} {v[:4]} (>{d:.1%})"
+        f"{lv} {'TPOT' if q.startswith('tpot') else 'tok/s'} {r:.3f} {WORD[v]} (>{d:.1%})"
         for lv, q, r, v, d in rows
     ]
     return f"{cond:>3} #{k}: " + "; ".join(cells) + f"  [{wall:.0f} s]"

@@ -163,4 +163,4 @@ def test_the_gate_words_a_throughput_drop_as_minus_and_slower() -> None:
     bad = failing(run, 0.05)
     assert [x[2].quantity for x in bad] == ["output_tokens_per_s_total"]
     line = gate_line(*bad[0], 0.05)
-    assert line.startswith("slower: c=2 new against base tok/s -20.0 %") and "+" not in line
+    assert line.startswith("slower: c=2 new against base tok/s total -20.0 %") and "+" not in line

@@ -509,6 +509,11 @@ def stop_reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
 
+def stopped_early(e: BaseException) -> RunWarning:
+    """The run's `interrupted` warning: what stopped it, in words (stop_reason)."""
+    return warning("interrupted", "run", "error", f"the run stopped early: {stop_reason(e)}")
+
+
 def all_failed(level: LevelSummary) -> bool:
     """Every measured request of the level failed (a level of none is not 'all failed')."""
     return level.requests_measured > 0 and level.requests_ok == 0
@@ -610,8 +615,7 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
                     break
         except BaseException as e:  # Ctrl-C, a crashed server, anything: keep what finished
             state.interrupted = True
-            msg = f"the run stopped early: {stop_reason(e)}"
-            state.warnings.append(warning("interrupted", "run", "error", msg))
+            state.warnings.append(stopped_early(e))
             raise
         finally:
             if state.fleet is not None:

@@ -29,7 +29,7 @@ from inferlab.bench.benchmark import (
     note_tokenizer,
     opening_notes,
     settle_before,
-    stop_reason,
+    stopped_early,
     write_summary,
 )
 from inferlab.bench.blocks import LevelBlocks, block_order, block_plan, side_level
@@ -42,7 +42,6 @@ from inferlab.bench.prompt_text import Prompt, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
 from inferlab.bench.server import ServerInfo
 from inferlab.load.spec import Level
-from inferlab.metrics.checks import warning
 from inferlab.records import RecordWriter
 from inferlab.summary import LevelSummary, RunSummary
 
@@ -131,8 +130,7 @@ async def run_paired(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResul
             await _sweep(run, hooks, summary_path)
         except BaseException as e:  # Ctrl-C, a crashed server, anything: keep what finished
             progress.interrupted = True
-            msg = f"the run stopped early: {stop_reason(e)}"
-            progress.warnings.append(warning("interrupted", "run", "error", msg))
+            progress.warnings.append(stopped_early(e))
             raise
         finally:
             writer.close()

@@ -13,18 +13,14 @@ from __future__ import annotations
 from typing import IO
 
 from inferlab.metrics.paired import THROUGHPUT, slower_by
+from inferlab.report.verdict_text import NAMES  # quantity -> (name, unit, factor)
 from inferlab.summary import PairedComparison, PairedLevel, PairedQuantity, PairedRun
 
-# quantity -> (name in the table, unit, factor from the stored unit)
-NAMES: dict[str, tuple[str, str, float]] = {
-    "tpot_s.p50": ("TPOT p50", "ms", 1e3),
-    "ttft_s.p50": ("TTFT p50", "ms", 1e3),
-    THROUGHPUT: ("tok/s", "", 1.0),
-}
 RULE = (
     "ratio: B / A per block pair, their geometric mean [95 % interval: t over the pairs' "
-    "log-ratios]; within_noise where the interval holds 1; slower is a time up or a tok/s "
-    "down; detectable: the smallest change this run finds 80 % of the time (5 % two-sided)"
+    "log-ratios, 95 % for all of the run's comparisons together (Bonferroni)]; "
+    "within_noise where the interval holds 1; slower is a time up or a tok/s down; "
+    "detectable: the smallest change this run finds 80 % of the time at that confidence"
 )
 
 
