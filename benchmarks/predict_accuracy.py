@@ -24,7 +24,7 @@ The suite (sizes: `--requests` per open-loop level and per closed-loop stream pa
 `--trace-seconds` of each trace; the defaults finish in ~10-15 min on 2 cores):
   closed loop c=1, 2, 4, 8, 16, mixed lengths (prompts uniform 8-96, outputs 8-48);
   Poisson at 50 % and 90 % of the predicted capacity (predicted tok/s at c=slots over
-  the mean output); gamma arrivals, burstiness 0.25, at 50 %; azure-conv and azure-code
+  the mean output); gamma arrivals, burstiness 0.25 and 4, at 50 %; azure-conv and azure-code
   slices (lengths x 0.05; azure-code replayed 10x slower: its first 20 s hold 12 rows
   within 1.4 s); mooncake-conv with its shared prefixes (lengths x 0.005, 10x slower);
   3-turn chats (4 users). The sizes keep every shape within this CPU model's reach
@@ -177,10 +177,13 @@ def open_shapes(n: int, capacity: float) -> list[Shape]:
     return [
         Shape("poisson-50%", (*MIXED, "--rate", rate(0.5), *per), "open"),
         Shape("poisson-90%", (*MIXED, "--rate", rate(0.9), *per), "open"),
-        Shape(
-            "gamma-0.25",
-            (*MIXED, "--arrival", "gamma", "--burstiness", "0.25", "--rate", rate(0.5), *per),
-            "open",
+        *(  # bursts (CV 2) and near-regular arrivals (CV 0.5), both at half capacity
+            Shape(
+                f"gamma-{k}",
+                (*MIXED, "--arrival", "gamma", "--burstiness", k, "--rate", rate(0.5), *per),
+                "open",
+            )
+            for k in ("0.25", "4")
         ),
     ]
 
