@@ -1,5 +1,6 @@
 """bench --url A --url B end to end, against two scripted fake servers: B's time per token is
-scripted 30 % longer, so B is slower on TPOT at every level whatever this machine's speed;
+scripted twice A's, so B is slower on TPOT at every level whatever this machine's speed (a
+busy machine's jitter, a few ms a read, is a small share of 20 and 40 ms gaps);
 one run folder whose records name endpoint and block, an order-balanced block order, and
 --fail-if-slower 5 % exits 1 (A against A: 0). Bad --url sets are refused in one line."""
 
@@ -20,8 +21,8 @@ from tests.clirun import RunCli
 
 from .conftest import fake_server
 
-TPOT_A_S = 0.004
-TPOT_B_S = TPOT_A_S * 1.3  # B: 30 % slower per token, by script
+TPOT_A_S = 0.020
+TPOT_B_S = TPOT_A_S * 2.0  # B: twice as slow per token, by script
 TTFT_S = 0.05  # long enough that a busy machine's jitter is a small share of it
 SMALL = [
     "--concurrency", "1,2", "--requests-per-level", "8", "--prompt-tokens", "8",
@@ -69,7 +70,7 @@ def test_b_is_slower_on_tpot_at_every_level_and_the_gate_fails(
         assert (c.baseline, c.endpoint) == ("base", "new")
         tpot = next(q for q in c.quantities if q.quantity == "tpot_s.p50")
         assert tpot.verdict == "slower"
-        assert tpot.ratio is not None and tpot.ratio > 1.2  # scripted: 1.3
+        assert tpot.ratio is not None and tpot.ratio > 1.5  # scripted: 2
         assert tpot.detectable_change_80pct_power is not None
         tok = next(q for q in c.quantities if q.quantity == "output_tokens_per_s_total")
         assert tok.verdict == "slower" and tok.ratio is not None and tok.ratio < 1.0
