@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from inferlab.bench.benchmark import BenchConfig, event_loop_runner, run_benchmark
-from inferlab.commands.report import share_arg
+from inferlab.commands.flags.argtypes import share_arg
 from inferlab.jsonio import write_json
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload

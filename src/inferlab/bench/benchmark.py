@@ -7,6 +7,7 @@ after every level, so Ctrl-C or a crash keeps everything that finished.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import platform
@@ -444,15 +445,11 @@ async def _run_one_level(
     state.runs.append(run)
     if state.sampler is not None:
         await asyncio.to_thread(state.sampler.begin, level.label)
-    ticks = read_cpu_ticks()
-    try:
+    with host_ticks_into(run):
         if state.fleet is not None:
             await state.fleet.run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
         else:
             await run_level(ctx, run, prompts, len(warm), next_id, hooks.request_done)
-    finally:
-        end = read_cpu_ticks()
-        run.host_ticks = end - ticks if end is not None and ticks is not None else None
     if state.sampler is not None:
         run.server_samples = await asyncio.to_thread(state.sampler.end)
     record_probe(cfg.search, cfg.slo, level.value, run.records)  # --find-max-load: next level
@@ -507,6 +504,52 @@ def stop_reason(e: BaseException) -> str:
         name = signal.Signals(signals.received()).name
         return f"interrupted by {name}" + (" (Ctrl-C)" if name == "SIGINT" else "")
     return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
+@contextlib.contextmanager
+def host_ticks_into(run: LevelRun) -> Iterator[None]:
+    """The host's CPU ticks (steal time) over the block inside, kept in run.host_ticks."""
+    ticks = read_cpu_ticks()
+    try:
+        yield
+    finally:
+        end = read_cpu_ticks()
+        run.host_ticks = end - ticks if end is not None and ticks is not None else None
+
+
+def connection_limit(cfg: BenchConfig) -> int:
+    """Connections the client may hold: --max-connections, else the top concurrency (64 at
+    least) + 8."""
+    top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
+    return cfg.max_connections or max(top, 64) + 8
+
+
+def request_headers(cfg: BenchConfig) -> dict[str, str]:
+    """Every request's headers: the API key's bearer, then --header's."""
+    auth = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+    return auth | dict(cfg.headers)
+
+
+def level_context(
+    cfg: BenchConfig,
+    session: aiohttp.ClientSession,
+    writer: RecordWriter,
+    t0_ns: int,
+    accepted: tuple[ServerInfo, Endpoint],
+) -> LevelContext:
+    """What a level runs against: one accepted server's endpoint, the writer, the clock."""
+    info, endpoint = accepted
+    return LevelContext(
+        session,
+        endpoint,
+        writer,
+        t0_ns,
+        max_tokens=cfg.output_tokens,
+        prompt_tokens=cfg.prompt_tokens,
+        seed=cfg.seed,
+        max_in_flight=connection_limit(cfg),
+        root_url=info.root_url,
+    )
 
 
 def stopped_early(e: BaseException) -> RunWarning:
@@ -577,27 +620,13 @@ async def run_benchmark(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchRe
     summary_path = cfg.out_dir / "summary.json"
     state = RunState(cfg, time.time(), time.perf_counter_ns(), model=cfg.model or "")
     state.warnings.extend(opening_notes(cfg))
-    top = max((int(lv.value) for lv in cfg.levels if lv.kind == "concurrency"), default=64)
-    limit = cfg.max_connections or max(top, 64) + 8
     async with aiohttp.ClientSession(
-        connector=make_connector(limit), read_bufsize=1 << 20
+        connector=make_connector(connection_limit(cfg)), read_bufsize=1 << 20
     ) as session:
-        auth = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
-        headers = auth | dict(cfg.headers)
-        info, endpoint = await accept_server(session, state, headers)
+        info, endpoint = await accept_server(session, state, request_headers(cfg))
         # Opened only once the server answered: a refused run leaves no empty records file.
         writer = RecordWriter(records_path)
-        ctx = LevelContext(
-            session,
-            endpoint,
-            writer,
-            state.t0_ns,
-            max_tokens=cfg.output_tokens,
-            prompt_tokens=cfg.prompt_tokens,
-            seed=cfg.seed,
-            max_in_flight=limit,
-            root_url=info.root_url,
-        )
+        ctx = level_context(cfg, session, writer, state.t0_ns, (info, endpoint))
         await _start_sampler(state, info.root_url)
         next_id = 0
         try:

@@ -26,21 +26,23 @@ from inferlab.bench.benchmark import (
     accept_server,
     all_failed,
     all_failed_warning,
+    connection_limit,
+    host_ticks_into,
+    level_context,
     note_tokenizer,
     opening_notes,
+    request_headers,
     settle_before,
     stopped_early,
     write_summary,
 )
 from inferlab.bench.blocks import LevelBlocks, block_order, block_plan, side_level
-from inferlab.bench.client import Endpoint, make_connector
-from inferlab.bench.hoststat import read_cpu_ticks
+from inferlab.bench.client import make_connector
 from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.paired_summary import PairedProgress, Side, paired_note, paired_summary
 from inferlab.bench.progress import Hooks
 from inferlab.bench.prompt_text import Prompt, TextSource
 from inferlab.bench.runner import LevelContext, LevelRun, run_level
-from inferlab.bench.server import ServerInfo
 from inferlab.load.spec import Level
 from inferlab.records import RecordWriter
 from inferlab.summary import LevelSummary, RunSummary
@@ -76,33 +78,6 @@ def _side_cfg(cfg: BenchConfig, url: str) -> BenchConfig:
     )
 
 
-def _connection_limit(cfg: BenchConfig) -> int:
-    top = max((int(lv.value) for lv in cfg.levels), default=64)
-    return cfg.max_connections or max(top, 64) + 8
-
-
-def _context(
-    cfg: BenchConfig,
-    session: aiohttp.ClientSession,
-    writer: RecordWriter,
-    t0_ns: int,
-    accepted: tuple[ServerInfo, Endpoint],
-) -> LevelContext:
-    """One endpoint's context: its own endpoint, the one writer and clock origin."""
-    info, endpoint = accepted
-    return LevelContext(
-        session,
-        endpoint,
-        writer,
-        t0_ns,
-        max_tokens=cfg.output_tokens,
-        prompt_tokens=cfg.prompt_tokens,
-        seed=cfg.seed,
-        max_in_flight=_connection_limit(cfg),
-        root_url=info.root_url,
-    )
-
-
 async def run_paired(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResult:
     """The paired sweep (cfg.paired's endpoints), written to cfg.out_dir as it goes."""
     if cfg.paired is None:
@@ -117,14 +92,13 @@ async def run_paired(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResul
     ]
     notes = [*opening_notes(cfg), paired_note(cfg)]
     progress = PairedProgress(cfg, sides, [], notes)
-    connector = make_connector(_connection_limit(cfg))
+    connector = make_connector(connection_limit(cfg))
     async with aiohttp.ClientSession(connector=connector, read_bufsize=1 << 20) as session:
-        auth = {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
-        headers = auth | dict(cfg.headers)
+        headers = request_headers(cfg)
         accepted = [await accept_server(session, side.state, headers) for side in sides]
         # Opened only once every server answered: a refused run leaves no records file.
         writer = RecordWriter(records_path)
-        contexts = [_context(cfg, session, writer, t0_ns, a) for a in accepted]
+        contexts = [level_context(cfg, session, writer, t0_ns, a) for a in accepted]
         run = Sweep(progress, contexts)
         try:
             await _sweep(run, hooks, summary_path)
@@ -234,9 +208,5 @@ async def _run_block(run: Sweep, lb: LevelBlocks, block: Block, hooks: Hooks) ->
         block=block.index,
     )
     side.state.runs.append(out)
-    ticks = read_cpu_ticks()
-    try:
+    with host_ticks_into(out):
         await run_level(ctx, out, block.prompts, block.warmup, block.first_id, hooks.request_done)
-    finally:
-        end = read_cpu_ticks()
-        out.host_ticks = end - ticks if end is not None and ticks is not None else None

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferlab.commands.flags.argtypes import real
+from inferlab.commands.flags.argtypes import real, share_arg
 from inferlab.commands.flags.common import add_hardware, add_model, resolve_hardware
 from inferlab.commands.flags.slo import slo_text
 from inferlab.console.report_view import compare_all, show_peer, show_run
@@ -73,17 +73,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="share of requests that must meet every per-request objective (0.9)",
     )
     p.set_defaults(run=run)
-
-
-def share_arg(text: str) -> float:
-    """--fail-if-slower: '5%' or 0.05, as a fraction at least 0."""
-    try:
-        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 5% or 0.05") from None
-    if v < 0.0 or (v > 1.0 and not text.endswith("%")):  # is "5" 5 % or 500 %? say which
-        raise argparse.ArgumentTypeError(f"{text!r}: give a share from 0, e.g. 5% or 0.05")
-    return v
 
 
 def _compared(args: argparse.Namespace, read: list[Read]) -> Comparison | None:

@@ -127,3 +127,14 @@ NONNEG_INT = whole(0)
 POSITIVE = real(0.0, above=True)
 NONNEG = real(0.0)
 FRACTION = real(0.0, 1.0)
+
+
+def share_arg(text: str) -> float:
+    """--fail-if-slower: '5%' or 0.05, as a fraction at least 0 (report's and bench's)."""
+    try:
+        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 5% or 0.05") from None
+    if not v >= 0.0 or (v > 1.0 and not text.endswith("%")):  # is "5" 5 % or 500 %? say which
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share from 0, e.g. 5% or 0.05")
+    return v

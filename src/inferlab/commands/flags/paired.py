@@ -9,6 +9,7 @@ import re
 import string
 from typing import TYPE_CHECKING
 
+from inferlab.commands.flags.argtypes import share_arg
 from inferlab.errors import InferlabError
 
 if TYPE_CHECKING:
@@ -50,17 +51,6 @@ def _block_requests(text: str) -> int:
     if not 1 <= n <= 1000:
         raise argparse.ArgumentTypeError(f"{text!r}: give 1 to 1000 requests per stream")
     return n
-
-
-def share_arg(text: str) -> float:
-    """--fail-if-slower: '5%' or 0.05, as a fraction at least 0 (as report's flag reads it)."""
-    try:
-        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 5% or 0.05") from None
-    if not v >= 0.0 or (v > 1.0 and not text.endswith("%")):  # is "5" 5 % or 500 %? say which
-        raise argparse.ArgumentTypeError(f"{text!r}: give a share from 0, e.g. 5% or 0.05")
-    return v
 
 
 def url_targets(urls: list[str]) -> tuple[PairedTarget, ...]:
