@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -65,10 +66,8 @@ async def preflight(
     found = Preflight(count_at=info.root_url)
     deadline_s = query_deadline_s(endpoint.request_timeout_s)
     w = asked.load
-    try:
-        await _check_context(session, w, info, endpoint.model, deadline_s)
-    except AnswerTooSlow as e:
-        found.without("GET /props", e, "request lengths were not checked against its context")
+    props = await _props(asked.settle_slots, info, endpoint, found, deadline_s)
+    _check_context(w, info, endpoint.model, props)
     if w.conversation is not None:
         await check_chat(session, endpoint)
     first = await check_stream(session, endpoint)
@@ -79,7 +78,7 @@ async def preflight(
             found.template_tokens = first.prompt_tokens - bare
     if asked.settle_slots is False or (asked.settle_slots is None and info.kind != "llamacpp"):
         return found
-    found.slots = await _slots(asked.settle_slots, info, endpoint, found, deadline_s)
+    found.slots = slot_count(info.kind, props, info.base_url, insist=asked.settle_slots is True)
     return found
 
 
@@ -98,28 +97,29 @@ async def _check_tokenize(
         found.without("POST /tokenize", e, "prompt lengths are checked only against usage")
 
 
-async def _slots(
+async def _props(
     insist: bool | None, info: ServerInfo, endpoint: Endpoint, found: Preflight, deadline_s: float
-) -> int:
-    """llama-server's slots from /props; where it is too slow, none are settled (or, with
-    --settle-slots, the run is refused, as for a server that does not state them)."""
+) -> dict[str, Any] | None:
+    """llama-server's /props, read once for its context and its slots (None: not a
+    llama-server, or no answer). Where it is too slow, both are done without (or, with
+    --settle-slots, the run is refused, as for a server that does not state its slots)."""
+    if info.kind != "llamacpp" and insist is not True:
+        return None
     url = props_url(info.base_url)
     try:
-        props = await asyncio.to_thread(fetch_props, url, endpoint.headers(), deadline_s)
+        return await asyncio.to_thread(fetch_props, url, endpoint.headers(), deadline_s)
     except AnswerTooSlow as e:
         if insist:
             raise InferlabError(f"--settle-slots needs {url}: {e}") from e
-        found.without("GET /props", e, "the slots were not settled before each level")
-        return 0
-    return slot_count(info.kind, props, info.base_url, insist=insist is True)
+        instead = "request lengths were not checked against its context, nor its slots settled"
+        found.without("GET /props", e, instead)
+        return None
 
 
-async def _check_context(
-    session: aiohttp.ClientSession, w: Workload, info: ServerInfo, model: str, deadline_s: float
-) -> None:
+def _check_context(w: Workload, info: ServerInfo, model: str, props: dict[str, Any] | None) -> None:
     from inferlab.bench.server_limits import context_tokens
 
-    found = await context_tokens(session, info, model, deadline_s)
+    found = context_tokens(info, model, props)
     if found is None:
         return
     n_ctx, source = found

@@ -21,40 +21,20 @@ from inferlab.bench.server import ServerInfo
 from inferlab.bench.sse import EventTooLong, SSEParser
 from inferlab.errors import InferlabError
 from inferlab.httpbody import (
-    MAX_JSON_BYTES,
-    AnswerTooSlow,
-    BodyTooLarge,
     query_deadline_s,
-    read_bounded,
 )
 from inferlab.records import RequestRecord
 
 
-async def _get_json(session: aiohttp.ClientSession, url: str, deadline_s: float) -> Any:
-    """The JSON at url, None where there is none; AnswerTooSlow past deadline_s."""
-    try:
-        async with session.get(url, timeout=aiohttp.ClientTimeout(total=deadline_s)) as r:
-            if r.status != 200:
-                return None
-            return json.loads(await read_bounded(r, MAX_JSON_BYTES))
-    except TimeoutError as e:
-        raise AnswerTooSlow(url, deadline_s) from e
-    except (aiohttp.ClientError, ValueError, OSError, BodyTooLarge):
-        return None
-
-
-async def context_tokens(
-    session: aiohttp.ClientSession, info: ServerInfo, model: str, deadline_s: float
+def context_tokens(
+    info: ServerInfo, model: str, props: dict[str, Any] | None
 ) -> tuple[int, str] | None:
-    """(tokens, where the figure came from), or None when the server does not say;
-    AnswerTooSlow where its /props had not answered by deadline_s."""
+    """(tokens, where the figure came from), or None when the server does not say: vLLM's
+    max_model_len in /v1/models, else llama-server's n_ctx per slot in its /props."""
     for m in info.models_answer.get("data", []) or []:
         if isinstance(m, dict) and m.get("id") == model and isinstance(m.get("max_model_len"), int):
             return int(m["max_model_len"]), "the server's max_model_len"
-    if info.kind != "llamacpp":
-        return None
-    props = await _get_json(session, f"{info.root_url}/props", deadline_s)
-    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    settings = (props or {}).get("default_generation_settings")
     n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
     return (int(n_ctx), "the server's n_ctx per slot") if isinstance(n_ctx, int) else None
 
