@@ -563,6 +563,56 @@ class CanaryReading(JsonRecord):
     error: str | None = optional()
 
 
+# Which was slower over a run (metrics/machine_verdict.py): the machine, the server, both.
+Slower = Literal["machine", "server", "both", "neither"]
+
+
+@dataclass(frozen=True, slots=True)
+class MachineReading(JsonRecord):
+    """One machine-canary reading: the mean time of one round of its matmul and of its
+    memory read, the cores it was pinned to and how they were found."""
+
+    matmul_ms: float
+    read_ms: float
+    cores: tuple[int, ...]
+    cores_from: str  # "server pid 812 (llama-server) on port 8080: its affinity", ...
+
+    @property
+    def machine_ms(self) -> float:
+        return self.matmul_ms + self.read_ms
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WhichSlowed(JsonRecord):
+    """Which was slower, the machine or the server (metrics/machine_verdict.py's rule), with
+    the figures it read; `verdict_words` says it."""
+
+    says: Slower
+    machine_ratio: float  # median(measured) / median(reference) of matmul_ms + read_ms
+    machine_noise: float  # max(5 %, the reference's spread)
+    server_ratio: float  # of the server canary's TPOT
+    server_noise: float
+    server_own_ratio: float  # server_ratio / machine_ratio where the machine moved
+    server_own_noise: float  # server_noise (+ machine_noise where the machine moved)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MachineCanary(JsonRecord):
+    """summary.json `canary.machine`: the workload, one reading per drift-canary reading
+    (same order; None where none was taken), the rest's median and spread, the run's
+    verdict (its readings at rest against the later ones; None without both)."""
+
+    workload: str
+    readings: tuple[MachineReading | None, ...]
+    rest_machine_ms: float | None  # the median of matmul_ms + read_ms at rest
+    rest_spread: float | None
+    verdict: WhichSlowed | None
+    # The share of the server canary's variance over the run that the machine canary
+    # explains (metrics/covariate.py's fit over every pair of readings; 0.0 where no more
+    # than chance; None with fewer than 4 pairs).
+    server_variance_explained: float | None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Canary(JsonRecord):
     """The drift canary of a run: one fixed short request (same prompt, same forced length,
@@ -579,9 +629,8 @@ class Canary(JsonRecord):
     drift_threshold: float
     readings: tuple[CanaryReading, ...]
     # The machine canary beside each reading (bench/machine_canary.py): a fixed matmul and
-    # memory read on the server's cores. Its schema is metrics/machine_verdict.py's
-    # MachineCanary (read with `machine_of`): a neutral module cannot import it.
-    machine: dict[str, Any] | None = optional()
+    # memory read on the server's cores.
+    machine: MachineCanary | None = optional(MachineCanary.from_json)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,9 +32,8 @@ from inferlab.bench.machine_canary import (
 from inferlab.bench.runner import LevelRun
 from inferlab.load.spec import Level
 from inferlab.load.workload import Workload
-from inferlab.metrics.machine_verdict import MachineReading, machine_of
 from inferlab.metrics.runfolder import read_summary
-from inferlab.summary import Canary
+from inferlab.summary import Canary, MachineReading
 
 LINUX_PINS = pytest.mark.skipif(
     not hasattr(os, "sched_setaffinity"), reason="thread affinity is Linux's"
@@ -161,7 +160,7 @@ def test_a_drift_warning_says_whether_the_machine_or_the_server_moved() -> None:
 def test_the_summary_keeps_a_machine_reading_beside_each_canary_reading() -> None:
     runs = _runs(2)
     block = canary_block(_log([40.0, 40.4, 40.2, 60.0, 61.0], [5.0, 5.1, 5.0, 7.5, 7.6]), runs)
-    machine = machine_of(Canary.from_json(block.to_json()))  # as summary.json reads back
+    machine = Canary.from_json(block.to_json()).machine  # as summary.json reads back
     assert machine is not None and machine.workload == WORKLOAD
     assert len(machine.readings) == len(block.readings) == 5
     assert [r.machine_ms for r in machine.readings if r] == [5.0, 5.1, 5.0, 7.5, 7.6]
@@ -170,7 +169,7 @@ def test_the_summary_keeps_a_machine_reading_beside_each_canary_reading() -> Non
     # the machine canary rose with the server canary: it explains most of its variance
     assert machine.server_variance_explained == pytest.approx(0.99, abs=0.01)
     plain = canary_block(dataclasses.replace(_log([40.0] * 3, [5.0] * 3), machine=None), [])
-    assert plain.machine is None and machine_of(plain) is None
+    assert plain.machine is None and plain.machine is None
 
 
 @pytest.mark.slow
@@ -183,7 +182,7 @@ def test_bench_takes_a_machine_reading_on_the_servers_cores(tmp_path: Path) -> N
         cfg = BenchConfig(url=url, model=None, load=load, out_dir=tmp_path, scrape=False)
         event_loop_runner()(run_benchmark(cfg))
     summary = read_summary(tmp_path / "summary.json")
-    machine = machine_of(summary.canary)
+    machine = summary.canary.machine
     assert summary.canary is not None and machine is not None
     assert len(machine.readings) == len(summary.canary.readings) == 4  # 3 at rest, 1 after
     for r in machine.readings:

@@ -10,13 +10,12 @@ import json
 import pytest
 
 from inferlab.metrics.machine_verdict import (
-    MachineCanary,
-    MachineReading,
     noise_of,
     verdict_of,
+    verdict_words,
     which_slowed,
 )
-from inferlab.summary import Canary, CanaryReading
+from inferlab.summary import Canary, CanaryReading, MachineCanary, MachineReading
 
 REST_SERVER = [40.0, 40.8, 40.4]  # spread 2 %: the noise is the 5 % floor
 REST_MACHINE = [5.0, 5.1, 5.05]
@@ -47,13 +46,15 @@ def test_the_figures_it_read() -> None:
     assert (v.machine_noise, v.server_noise, v.server_own_noise) == pytest.approx(
         (0.05,) * 2 + (0.1,)
     )
-    assert v.words == (
+    assert verdict_words(v) == (
         "the machine was slower (machine canary +50 %, noise 5 %; server canary +50 %, "
         "noise 5 %; +0 % beyond the machine's move, noise 10 %)"
     )
     held = which_slowed(REST_SERVER, [60.0], REST_MACHINE, [5.0])
     assert held is not None and held.server_own_ratio == held.server_ratio
-    assert held.words.startswith("the server was slower, the machine not (machine canary -1 %")
+    assert verdict_words(held).startswith(
+        "the server was slower, the machine not (machine canary -1 %"
+    )
 
 
 def test_the_noise_is_the_references_spread_or_five_percent() -> None:
@@ -83,7 +84,7 @@ def _canary(server_ms: list[float], machine_ms: list[float], at_rest: int = 3) -
         server_variance_explained=None,
     )
     return Canary(prompt="p", output_tokens=16, slot=0, rest_tpot_ms=None, rest_spread=None,
-                  drift_threshold=0.05, readings=readings, machine=machine.to_json())  # fmt: skip
+                  drift_threshold=0.05, readings=readings, machine=machine)  # fmt: skip
 
 
 def test_one_run_against_another() -> None:
@@ -118,7 +119,7 @@ def test_the_report_says_which_moved_over_the_run() -> None:
     v = verdict_of(slowed)
     assert v is not None
     lines = canary_lines(dataclasses.replace(run, canary=slowed))
-    assert f"over the run, at rest against after the levels: {v.words}" in lines
+    assert f"over the run, at rest against after the levels: {verdict_words(v)}" in lines
     plain = dataclasses.replace(slowed, machine=None)  # a run without the machine canary
     assert not any(
         "over the run" in x for x in canary_lines(dataclasses.replace(run, canary=plain))

@@ -42,16 +42,11 @@ from inferlab.metrics.checks import (
     warning,
 )
 from inferlab.metrics.covariate import MIN_PAIRS, cuped
-from inferlab.metrics.machine_verdict import (
-    MachineCanary,
-    MachineReading,
-    verdict_of,
-    which_slowed,
-)
+from inferlab.metrics.machine_verdict import verdict_of, verdict_words, which_slowed
 from inferlab.metrics.requests import latency
 from inferlab.metrics.speed_shift import spread_of
 from inferlab.records import RequestRecord
-from inferlab.summary import Canary, CanaryReading, RunWarning
+from inferlab.summary import Canary, CanaryReading, MachineCanary, MachineReading, RunWarning
 
 if TYPE_CHECKING:
     from inferlab.bench.runner import LevelRun
@@ -181,13 +176,13 @@ def block_of(log: CanaryLog, steps: Sequence[tuple[str, int | None]]) -> Canary:
         rest_spread=spread,
         drift_threshold=drift_threshold(spread),
         readings=tuple(_reading(t, steps) for t in log.taken),
-        machine=block.to_json() if block is not None else None,
+        machine=block,
     )
     if block is None:
         return canary
     # the verdict read from the record as written, as a report reads two runs' records
     block = dataclasses.replace(block, verdict=verdict_of(canary))
-    return dataclasses.replace(canary, machine=block.to_json())
+    return dataclasses.replace(canary, machine=block)
 
 
 def _ms(taken: Sequence[Taken]) -> tuple[list[float], list[float]]:
@@ -265,4 +260,4 @@ def _which_moved(log: CanaryLog, level_runs: list[LevelRun], runs: list[LevelRun
         return None
     where = next((t.machine.cores_from for t in near if t.machine is not None), "")
     cores = f". The machine canary ran on {where}" if where else ""
-    return f"{verdict.words}{cores}"
+    return f"{verdict_words(verdict)}{cores}"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from inferlab.metrics.machine_verdict import MachineReading
+from inferlab.summary import MachineReading
 
 if TYPE_CHECKING:
     import psutil

@@ -18,23 +18,19 @@ readings at rest at the start against its later ones, or one run's against anoth
 4. The server was slower when its own part > 1 + that noise.
 5. Both, the machine alone, the server alone, or neither.
 
-summary.json's `canary.machine` is a `MachineCanary` written as JSON (`machine_of(canary)`
-reads it back). `verdict_of(a)` judges one run; `verdict_of(a, b)` run b against run a.
+summary.json's `canary.machine` is a `MachineCanary` (summary.py, beside its other records).
+`verdict_of(a)` judges one run; `verdict_of(a, b)` run b against run a.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-from inferlab.jsonrecord import JsonRecord
 from inferlab.metrics.checks import DRIFT_FLOOR
 from inferlab.metrics.speed_shift import spread_of
-from inferlab.summary import Canary
+from inferlab.summary import Canary, MachineCanary, Slower, WhichSlowed
 
-Slower = Literal["machine", "server", "both", "neither"]
 # (the machine was slower, the server's own part was slower) -> the verdict
 _SAYS: dict[tuple[bool, bool], Slower] = {
     (True, True): "both",
@@ -42,55 +38,6 @@ _SAYS: dict[tuple[bool, bool], Slower] = {
     (False, True): "server",
     (False, False): "neither",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class MachineReading(JsonRecord):
-    """One machine-canary reading: the mean time of one round of its matmul and of its
-    memory read, the cores it was pinned to and how they were found."""
-
-    matmul_ms: float
-    read_ms: float
-    cores: tuple[int, ...]
-    cores_from: str  # "server pid 812 (llama-server) on port 8080: its affinity", ...
-
-    @property
-    def machine_ms(self) -> float:
-        return self.matmul_ms + self.read_ms
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WhichSlowed(JsonRecord):
-    """The verdict of the rule in the module docstring, with the figures it read."""
-
-    says: Slower
-    machine_ratio: float  # median(measured) / median(reference) of matmul_ms + read_ms
-    machine_noise: float  # max(5 %, the reference's spread)
-    server_ratio: float  # of the server canary's TPOT
-    server_noise: float
-    server_own_ratio: float  # server_ratio / machine_ratio where the machine moved
-    server_own_noise: float  # server_noise (+ machine_noise where the machine moved)
-
-    @property
-    def words(self) -> str:
-        return verdict_words(self)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MachineCanary(JsonRecord):
-    """summary.json `canary.machine`: the workload, one reading per drift-canary reading
-    (same order; None where none was taken), the rest's median and spread, the run's
-    verdict (its readings at rest against the later ones; None without both)."""
-
-    workload: str
-    readings: tuple[MachineReading | None, ...]
-    rest_machine_ms: float | None  # the median of matmul_ms + read_ms at rest
-    rest_spread: float | None
-    verdict: WhichSlowed | None
-    # The share of the server canary's variance over the run that the machine canary
-    # explains (metrics/covariate.py's fit over every pair of readings; 0.0 where no more
-    # than chance; None with fewer than 4 pairs).
-    server_variance_explained: float | None
 
 
 def noise_of(reference: Sequence[float]) -> float:
@@ -179,25 +126,18 @@ def verdict_words(v: WhichSlowed) -> str:
     return f"{_head(v)} ({machine}; {server})"
 
 
-def machine_of(canary: Canary | None) -> MachineCanary | None:
-    """A summary's machine canary (None: a run without one, or written before it)."""
-    if canary is None or canary.machine is None:
-        return None
-    return MachineCanary.from_json(canary.machine, "canary.machine")
-
-
 def verdict_of(a: Canary, b: Canary | None = None) -> WhichSlowed | None:
     """The rule on a run's canaries: b None, run a's readings at rest against its later
     ones; else run b's readings at rest against run a's (one run against another). None
     where a run has no machine canary or a side has no reading."""
-    ma = machine_of(a)
+    ma = a.machine
     if ma is None:
         return None
     rest_s, rest_m = _split(a, ma, at_rest=True)
     if b is None:
         later_s, later_m = _split(a, ma, at_rest=False)
         return which_slowed(rest_s, later_s, rest_m, later_m)
-    mb = machine_of(b)
+    mb = b.machine
     if mb is None:
         return None
     b_s, b_m = _split(b, mb, at_rest=True)

@@ -5,7 +5,7 @@ own CPU use. Nothing for a run that has neither (a simulation, a file written be
 
 from __future__ import annotations
 
-from inferlab.metrics.machine_verdict import verdict_of
+from inferlab.metrics.machine_verdict import verdict_of, verdict_words
 from inferlab.summary import Canary, LevelSummary, RunSummary
 
 
@@ -49,7 +49,7 @@ def canary_lines(summary: RunSummary) -> list[str]:
         out += [_canary_line(summary.canary), _drift_line(summary)]
         which = verdict_of(summary.canary)
         if which is not None:  # the machine canary beside it (bench/machine_canary.py)
-            out.append(f"over the run, at rest against after the levels: {which.words}")
+            out.append(f"over the run, at rest against after the levels: {verdict_words(which)}")
     if summary.canary is not None or any(lv.host for lv in summary.levels):
         cells = ", ".join(_host_cell(lv) for lv in summary.levels)
         out.append(f"host CPU steal / the client's own CPU (of one core), per level: {cells}")
