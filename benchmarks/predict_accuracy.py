@@ -308,12 +308,19 @@ def cache_line(row: dict[str, Any]) -> str | None:
     return f"{'':>16}" + "; ".join(parts) if parts else None
 
 
+def _scores(row: dict[str, Any]) -> dict[str, scoring.Scored]:
+    return {k: scoring.Scored.from_json(row[k], k) for k in scoring.TARGETS}
+
+
 def misses(row: dict[str, Any]) -> list[str]:
-    """The targets the row missed (metrics/scoring.py's `missed`); sets the row's
-    `ungradable` too (the targets its measured interval was too wide to grade)."""
-    scores = {k: scoring.Scored.from_json(row[k], k) for k in scoring.TARGETS}
-    row["ungradable"] = scoring.ungradable(scores)
-    return scoring.missed(scores)
+    """The targets the row missed (metrics/scoring.py's `missed`)."""
+    return scoring.missed(_scores(row))
+
+
+def ungradable(row: dict[str, Any]) -> list[str]:
+    """The targets its measured intervals were too wide to grade (scoring's `ungradable`),
+    graded again from its numbers (so a row written before them reads the same)."""
+    return scoring.ungradable(_scores(row))
 
 
 def mechanism(kind: str, row: dict[str, Any], missed: list[str]) -> str:
@@ -599,7 +606,7 @@ def run_shape(
     row["band"] = banded(spread, [p, *scaled], m) if scaled else {}
     row["served_prompt_ratio"] = served_prompt_ratio(d)
     row["first_step"] = bursts(d) if sh.kind == "closed" else {}
-    row["missed"] = misses(row)
+    row["missed"], row["ungradable"] = misses(row), ungradable(row)
     row["mechanism"] = mechanism(sh.kind, row, row["missed"]) if row["missed"] else ""
     row["flags"] = list(sh.flags)
     row["wall_s"] = time.perf_counter() - t0
@@ -657,7 +664,7 @@ def again(
             continue
         m = measure(url, sh.flags, out / sh.name / "measured-again", log, SLO, how)
         row = compare(m.levels[0], first_measured(out / sh.name))
-        row["missed"] = misses(row)
+        row["missed"], row["ungradable"] = misses(row), ungradable(row)
         res["shapes"][sh.name]["again"] = row
         print_row(sh.name, row)
     for i, r in enumerate(res["max_load"]):
@@ -853,18 +860,13 @@ def within(rows: list[dict[str, Any]], k: str) -> int:
     """Shapes whose quantity counts as predicted (within its target or a gradable
     interval): neither missed nor ungradable (a row written before `ungradable` is
     graded again from its numbers)."""
-    return sum(1 for r in rows if k not in misses(dict(r)) and k not in _ungradable(r))
-
-
-def _ungradable(row: dict[str, Any]) -> list[str]:
-    scores = {k: scoring.Scored.from_json(row[k], k) for k in scoring.TARGETS}
-    return scoring.ungradable(scores)
+    return sum(1 for r in rows if k not in misses(r) and k not in ungradable(r))
 
 
 def _ungradable_words(rows: list[dict[str, Any]], k: str) -> str:
     """The words ", N ungradable": shapes whose quantity could not be graded (its measured interval
     over twice the target on the prediction's side); "" for none."""
-    n = sum(1 for r in rows if k in _ungradable(r))
+    n = sum(1 for r in rows if k in ungradable(r))
     return f", {n} ungradable" if n else ""
 
 
@@ -934,7 +936,7 @@ def reprint(out: Path) -> int:
     header()
     for name, row in res["shapes"].items():
         row["served_prompt_ratio"] = served_prompt_ratio(out / name)
-        row["missed"] = misses(row)
+        row["missed"], row["ungradable"] = misses(row), ungradable(row)
         kind = next((k for p, k in kinds.items() if name.startswith(p)), "trace")
         row["first_step"] = bursts(out / name) if kind == "closed" else {}
         row["mechanism"] = mechanism(kind, row, row["missed"]) if row["missed"] else ""
