@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 
 import aiohttp
 from aiohttp import web
@@ -97,8 +97,9 @@ async def _stream(request: web.Request, up: aiohttp.ClientResponse) -> web.Strea
     return out
 
 
-def _headers(h: object) -> dict[str, str]:
-    return {k: v for k, v in dict(h).items() if k.lower() not in HOP}  # type: ignore[call-overload]
+def _headers(h: Mapping[str, str]) -> dict[str, str]:
+    """The headers to pass on: all but the hop-by-hop ones each side sets for itself."""
+    return {k: v for k, v in h.items() if k.lower() not in HOP}
 
 
 async def forward(request: web.Request) -> web.StreamResponse:
