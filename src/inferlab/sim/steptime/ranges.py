@@ -22,12 +22,10 @@ def check_batches(model: StepTimeModel, policy: Policy, users: int | None) -> li
     """A closed loop of `users` whose batch passes the model's limit refused up front (an
     open loop, None, is checked as it runs); the lines that state the fit, at the largest
     batch the simulation can run."""
-    if not isinstance(model, EngineStepTime | ProfileStepTime):
-        return []
     most = largest_batch(policy, users)
-    if users:
+    if users and isinstance(model, EngineStepTime | ProfileStepTime):
         model.check_batch(most)
-    return model.describe(most)
+    return fit_lines(model, most)
 
 
 def fit_lines(model: StepTimeModel, most_decoders: int) -> list[str]:
