@@ -15,7 +15,7 @@ from inferlab.sim.engine import Engine, simulate
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs, LlamaCppScheduler
 from inferlab.sim.policies.llamacpp_slots import PromptRam
 from inferlab.sim.prefix_cache import chat_run, own_run, prompt_runs
-from inferlab.sim.request import Prompt, RequestModel, SimRequest
+from inferlab.sim.request import Prompt, RequestCosts, RequestModel, SimRequest
 from inferlab.sim.scheduler import Policy
 from inferlab.sim.steptime.base import DecodeBatch
 from inferlab.sim.users import Chats
@@ -68,6 +68,22 @@ def test_prompts_arriving_together_share_a_step_in_slot_order() -> None:
     rec = Scripted()
     simulate(arrivals, rec, Policy("continuous", chunk_tokens=2048))
     assert rec.steps[0] == (((30, 0),), 0)
+
+
+def test_a_burst_is_seen_together_though_its_prompts_cost_apart() -> None:
+    # a cost a prompt token (tokenisation) would see the 10-token prompt 0.4 ms before the
+    # 50-token one, and a step of its own would start; sent at one instant, they are seen
+    # together, when the longest is, and share the first step
+    costs = RequestModel(RequestCosts(request_overhead_s=0.002, request_overhead_per_token_s=1e-5))
+    burst = [Arrival(0.0, 50, 2), Arrival(0.0, 10, 2), Arrival(0.0005, 30, 2)]
+    rec = Scripted()
+    simulate(burst, rec, LlamaCppKnobs(parallel=4).policy(), requests=costs)
+    assert sorted(rec.steps[0][0]) == [(10, 0), (50, 0)]  # not the one sent 0.5 ms later
+    assert rec.steps[1][0] == ((30, 0),)
+    # a server that starts a step on its first arrival still does
+    rec = Scripted()
+    simulate(burst, rec, Policy("continuous", chunk_tokens=2048), requests=costs)
+    assert rec.steps[0][0] == ((10, 0),)
 
 
 def chat(message: list[int], output: list[int], think_s: float = 0.0) -> tuple[Chats, list[Prompt]]:

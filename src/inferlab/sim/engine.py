@@ -33,7 +33,7 @@ import itertools
 import math
 from array import array
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from inferlab.sim.kv import KVBlockManager
@@ -177,7 +177,9 @@ class Engine:
         d, k, seq = self._overhead_s, self._per_token_s, self._seq
         if self.prompts is not None:
             requests = [self._identify(r) for r in requests]
-        if k:
+        if k and self._drains:
+            self._events.extend(burst_seen(requests, d, k, seq))
+        elif k:
             self._events.extend(
                 (r.arrival_s + d + k * r.prompt_tokens, next(seq), r) for r in requests
             )
@@ -350,6 +352,25 @@ class Engine:
             nxt = self.users.follow_up(r, t_done) if self.users is not None else None
             if nxt is not None:
                 self.push(nxt.arrival_s, nxt)  # at t, or a think time after it
+
+
+def burst_seen(
+    requests: Iterable[SimRequest], d: float, k: float, seq: Iterator[int]
+) -> list[tuple[float, int, SimRequest]]:
+    """Heap events for a server that drains its queue before each step: the requests sent
+    at one instant (a trace's burst) are seen together, when the last of them is, so they
+    join one step. Its client sends a burst's requests a fraction of a ms apart, and the
+    server's loop starts a step a few ms after the first one reached it (llama-server,
+    mooncake-conv's 10 at one instant: the first 6, sent over 1.4 ms, shared one step): by
+    prompt length alone (`k` a token) the shortest would run a step of its own first."""
+    by_instant: dict[float, list[SimRequest]] = {}
+    for r in requests:
+        by_instant.setdefault(r.arrival_s, []).append(r)
+    out: list[tuple[float, int, SimRequest]] = []
+    for t, burst in by_instant.items():
+        seen = t + d + k * max(r.prompt_tokens for r in burst)
+        out.extend((seen, next(seq), r) for r in burst)
+    return out
 
 
 def simulate(
