@@ -195,6 +195,19 @@ def test_length_scale_rounds_halves_up_and_never_gives_zero() -> None:
     assert s.prompt_tokens.tolist() == [2, 5] and s.output_tokens.tolist() == [1, 1]
 
 
+def test_outputs_scale_apart_from_prompts_when_asked() -> None:
+    t = _synthetic([0, 1], [100, 250])  # outputs of 3 tokens each
+    s = shape_trace(t, length_scale=0.02, output_scale=2)
+    assert s.prompt_tokens.tolist() == [2, 5] and s.output_tokens.tolist() == [6, 6]
+    assert s.describe().endswith("prompts x0.02, outputs x2")
+    assert shape_trace(t, length_scale=0.5).describe().endswith("lengths x0.5")
+    with pytest.raises(InferlabError) as e:
+        check_context(s, 8, "the server's n_ctx")
+    assert "after --length-scale 0.02 and --output-scale 2 exceeds" in said(e.value)
+    with pytest.raises(InferlabError, match="output_scale must be a positive number"):
+        shape_trace(t, output_scale=0.0)
+
+
 def test_scaled_blocks_keep_the_sharing(tmp_path: Path) -> None:
     path = _write(
         tmp_path,

@@ -43,6 +43,7 @@ def test_every_demo_level_is_predicted_on_its_own_specs() -> None:
         window_s=(0.0, 3.0),
         speed=1.0,
         length_scale=1.0,
+        output_scale=1.0,
     )
     levels = (Level("concurrency", 1), Level("rate", 1.5), Level("trace", 1.0, "trace"))
     w = dataclasses.replace(sweep(*levels), trace=TraceLoad(trace, "test"))

@@ -77,7 +77,8 @@ class ShapedTrace:
     file_lines: Ints
     window_s: tuple[float, float]  # trace time kept, [start, end)
     speed: float
-    length_scale: float
+    length_scale: float  # prompts' (and outputs', unless output_scale says otherwise)
+    output_scale: float
 
     @property
     def rows(self) -> int:
@@ -109,10 +110,15 @@ class ShapedTrace:
         start, end = self.window_s
         window = f"{start:g} s to the end" if math.isinf(end) else f"{start:g}:{end:g} s"
         extra = "" if self.speed == 1 else f", {self.speed:g}x faster"
-        extra += "" if self.length_scale == 1 else f", lengths x{self.length_scale:g}"
+        extra += self._scales()
         return (
             f"{self.source} window {window}: {self.rows:,} requests over {self.span_s:.1f} s{extra}"
         )
+
+    def _scales(self) -> str:
+        if self.output_scale != self.length_scale:
+            return f", prompts x{self.length_scale:g}, outputs x{self.output_scale:g}"
+        return "" if self.length_scale == 1 else f", lengths x{self.length_scale:g}"
 
 
 def read_trace(name_or_path: str) -> Trace:
@@ -190,12 +196,16 @@ def shape_trace(
     speed: float = 1.0,
     length_scale: float = 1.0,
     block_tokens: int = DEFAULT_BLOCK_TOKENS,
+    output_scale: float | None = None,
 ) -> ShapedTrace:
-    """Window (trace time, START included, END excluded), speed-up, then length scaling."""
+    """Window (trace time, START included, END excluded), speed-up, then length scaling
+    (outputs by `output_scale` where given, else by `length_scale` as prompts are)."""
     if not (0 < speed < math.inf):
         raise ConfigError(f"{{trace_speed}} must be a positive number (got {speed:g})")
-    if not (0 < length_scale < math.inf):
-        raise ConfigError(f"{{length_scale}} must be a positive number (got {length_scale:g})")
+    out_scale = length_scale if output_scale is None else output_scale
+    for flag, scale in (("length_scale", length_scale), ("output_scale", out_scale)):
+        if not (0 < scale < math.inf):
+            raise ConfigError(f"{{{flag}}} must be a positive number (got {scale:g})")
     if block_tokens < 1:
         raise ConfigError(f"{{trace_block_tokens}} must be at least 1 (got {block_tokens})")
     start, end = window if window is not None else (0.0, math.inf)
@@ -212,13 +222,14 @@ def shape_trace(
         source=trace.source,
         arrival_s=_frozen_f((trace.arrival_s[lo:hi] - start) / speed),
         prompt_tokens=_frozen_i(scale_lengths(trace.prompt_tokens[lo:hi], length_scale)),
-        output_tokens=_frozen_i(scale_lengths(trace.output_tokens[lo:hi], length_scale)),
+        output_tokens=_frozen_i(scale_lengths(trace.output_tokens[lo:hi], out_scale)),
         hash_ids=hashes,
         block_tokens=int(scale_lengths(np.array([block_tokens]), length_scale)[0]),
         file_lines=trace.file_lines[lo:hi],
         window_s=(start, end),
         speed=speed,
         length_scale=length_scale,
+        output_scale=out_scale,
     )
 
 
@@ -239,6 +250,8 @@ def check_context(shaped: ShapedTrace, n_ctx: int, source: str) -> None:
         return
     i = int(over[0])
     scaled = "" if shaped.length_scale == 1 else f" after {{length_scale}} {shaped.length_scale:g}"
+    if shaped.output_scale != shaped.length_scale:
+        scaled += f" and {{output_scale}} {shaped.output_scale:g}"
     fit = shaped.length_scale * n_ctx / float(total.max())
     raise ConfigError(
         f"{literal(shaped.source)}:{int(shaped.file_lines[i])}: prompt "

@@ -206,6 +206,13 @@ def _add_level_flags(g: argparse._ArgumentGroup, defaults: LoadDefaults) -> None
         help="multiply every trace length (1)",
     )
     g.add_argument(
+        "--output-scale",
+        metavar="F",
+        type=_number,
+        help="multiply every trace output length by F instead (default: --length-scale): "
+        "shorter prompts for a small machine, outputs long enough to decode",
+    )
+    g.add_argument(
         "--trace-block-tokens",
         metavar="N",
         type=_positive_int,
@@ -317,6 +324,11 @@ def _trace(args: argparse.Namespace) -> TraceLoad:
     window = parse_window(args.trace_window) if args.trace_window else None
     trace = read_trace(str(args.trace))
     shaped = shape_trace(
-        trace, window, args.trace_speed, args.length_scale, args.trace_block_tokens
+        trace,
+        window,
+        args.trace_speed,
+        args.length_scale,
+        args.trace_block_tokens,
+        output_scale=args.output_scale,
     )
     return TraceLoad(shaped, str(args.trace))

@@ -23,6 +23,7 @@ FLAG_NAMES: dict[str, str] = {
     "trace_window": "--trace-window",
     "trace_speed": "--trace-speed",
     "length_scale": "--length-scale",
+    "output_scale": "--output-scale",
     "trace_block_tokens": "--trace-block-tokens",
     "prompts": "--prompts",
     "turns": "--turns",
