@@ -2,7 +2,7 @@
 
     uv run python benchmarks/predict_accuracy.py --out results/accuracy-1
     uv run python benchmarks/predict_accuracy.py --out DIR --profile results/profile-x
-        [--requests 24] [--trace-seconds 20] [--parallel 8] [--threads 1] [--no-max-load]
+        [--requests 40] [--parallel 8] [--threads 1] [--no-max-load]
         [--again]
 
 Starts the bundled SmolLM2 on llama-server (`--parallel` slots, `--threads` threads),
@@ -20,16 +20,19 @@ targets: the server against itself minutes later, the closest any prediction mad
 the first measurement can be expected to come (and, per quantity, on how many shapes the
 prediction came as close as that).
 
-The suite (sizes: `--requests` per open-loop level and per closed-loop stream pair,
-`--trace-seconds` of each trace; the defaults finish in ~10-15 min on 2 cores):
+The suite (sizes: `--requests` per open-loop level and per closed-loop stream pair; the
+defaults finish in ~35-45 min on 2 cores with --repeat 3 --again):
   closed loop c=1, 2, 4, 8, 16, mixed lengths (prompts uniform 8-96, outputs 8-48);
   Poisson at 50 % and 90 % of the predicted capacity (predicted tok/s at c=slots over
-  the mean output); gamma arrivals, burstiness 0.25 and 4, at 50 %; azure-conv and azure-code
-  slices (lengths x 0.05; azure-code replayed 10x slower: its first 20 s hold 12 rows
-  within 1.4 s); mooncake-conv with its shared prefixes (lengths x 0.005, 10x slower);
-  3-turn chats (4 users). The sizes keep every shape within this CPU model's reach
-  (~7 ms per prompt token on one thread of a loaded 2-core machine); they were set from
-  the lengths and the predicted load, before any shape was measured.
+  the mean output); gamma arrivals, burstiness 0.25 and 4, at 50 %; slices of azure-conv
+  (prompts x 0.05, outputs x 0.1), azure-code (prompts x 0.03, outputs at their own
+  lengths) and mooncake-conv with its shared prefixes (prompts x 0.005, outputs x 0.05;
+  AZURE_CONV, AZURE_CODE, MOONCAKE below); 3-turn chats (4 users). The sizes keep every
+  shape within this CPU model's reach (~5-7 ms per prompt token on one thread of a 2-core
+  machine) and every trace's outputs long enough for a TPOT; they were set from the
+  lengths and the predicted load, before any shape was measured. No slice runs at the
+  traces' own prompt lengths: a median azure-conv prompt (~1,000 tokens) fills a slot's
+  1,024-token context and takes ~5 s to prefill here.
 
 Targets (issue 26): TPOT p50 within 10 %, TTFT p50 within 15 %, TTFT p99 within 25 %,
 goodput within 10 % (or both 0), max load equal. Graded (issue 39, metrics/scoring.py): a
@@ -84,6 +87,22 @@ if TYPE_CHECKING:
 SLO = "ttft=2s,tpot=150ms"  # the demo's: reading speed, a chat's first token
 MAX_LOAD_SLOS = ("ttft=1s,tpot=100ms", "ttft=4s,tpot=250ms")
 MIXED = ("--prompt-tokens", "uniform:8:96", "--output-tokens", "uniform:8:48")
+# The trace slices (prompts scaled; trace_shapes adds each one's output scale): azure-conv's
+# first 40 s, 89 requests; azure-code's second burst, 36 requests in 7 s, replayed over 47 s
+# (its first 20 s hold 12 rows within 1.4 s); mooncake-conv's first 12 s, 38 requests in
+# bursts of 3-16 at one instant every 3 s (its timestamps' resolution), replayed 5x slower.
+AZURE_CONV = (
+    "--trace", "azure-conv", "--trace-window", "0:40", "--trace-speed", "0.7",
+    "--length-scale", "0.05",
+)  # fmt: skip
+AZURE_CODE = (
+    "--trace", "azure-code", "--trace-window", "29:36", "--trace-speed", "0.15",
+    "--length-scale", "0.03",
+)  # fmt: skip
+MOONCAKE = (
+    "--trace", "mooncake-conv", "--trace-window", "0:12", "--trace-speed", "0.2",
+    "--length-scale", "0.005",
+)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,8 +146,7 @@ def parse() -> argparse.Namespace:
         help="a dry run on the scripted fake server (testing/fake_steps.py): its step costs "
         "are the step model's own, so the errors measure the harness, not the model",
     )
-    p.add_argument("--requests", type=int, default=24, help="open-loop requests per level (24)")
-    p.add_argument("--trace-seconds", type=int, default=20, help="seconds of each trace (20)")
+    p.add_argument("--requests", type=int, default=40, help="open-loop requests per level (40)")
     p.add_argument("--parallel", type=int, default=8, help="server slots (8)")
     p.add_argument("--ctx-per-slot", type=int, default=1024)
     p.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1))
@@ -188,24 +206,15 @@ def open_shapes(n: int, capacity: float) -> list[Shape]:
     ]
 
 
-def trace_shapes(seconds: int) -> list[Shape]:
-    """Each trace slice replayed over about `seconds` s, lengths scaled to the CPU model."""
-    code = ("--trace-window", f"0:{seconds}", "--trace-speed", "0.1")  # 12 rows in 1.4 s
-    moon = ("--trace-window", f"0:{seconds / 10:g}", "--trace-speed", "0.1")
+def trace_shapes() -> list[Shape]:
+    """Each trace's slice, sized from the profile's prediction before any was measured: 36-89
+    requests over 45-60 s at about half the server's capacity, prompts scaled to this CPU
+    model, outputs long enough to decode (a TPOT over 8-18 tokens, not 1-2)."""
     chat = ("--prompt-tokens", "uniform:8:64", "--output-tokens", "uniform:8:32")
     return [
-        Shape(
-            "azure-conv",
-            ("--trace", "azure-conv", "--trace-window", f"0:{seconds}", "--length-scale", "0.05"),
-            "trace",
-        ),
-        Shape("azure-code", ("--trace", "azure-code", *code, "--length-scale", "0.05"), "trace"),
-        Shape(
-            "mooncake-conv",
-            ("--trace", "mooncake-conv", *moon, "--length-scale", "0.005"),
-            "trace",
-            cached=True,
-        ),
+        Shape("azure-conv", (*AZURE_CONV, "--output-scale", "0.1"), "trace"),
+        Shape("azure-code", (*AZURE_CODE, "--output-scale", "1"), "trace"),
+        Shape("mooncake-conv", (*MOONCAKE, "--output-scale", "0.05"), "trace", cached=True),
         Shape(
             "chat-3-turns",
             ("--turns", "3", "--concurrency", "4", *chat, "--requests-per-level", "24"),
@@ -812,7 +821,7 @@ def suite(a: argparse.Namespace, url: str, log: Path) -> dict[str, Any]:
     shapes = [
         *closed_shapes(a.requests),
         *open_shapes(a.requests, cap),
-        *trace_shapes(a.trace_seconds),
+        *trace_shapes(),
     ]
     if a.only:
         keep = set(a.only.split(","))
