@@ -674,6 +674,22 @@ class PairedQuantity(JsonRecord):
     verdict: PairedVerdict
     detectable_change_80pct_power: float | None
     block_ratios: tuple[float, ...]  # B/A of each block pair, in the order they ran
+    # The machine canary after each block as a fitted covariate (metrics/covariate.py):
+    # absent where the run took no machine readings.
+    machine_covariate: CovariateFit | None = optional(lambda d: CovariateFit.from_json(d))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CovariateFit(JsonRecord):
+    """The pairs' ln(B/A) against their ln(machine canary B/A), CUPED (Deng et al. 2013):
+    the share of the variance it removed (0 where not `applied`: a slope no larger than an
+    unrelated covariate's by chance, or too few pairs), and why."""
+
+    pairs: Count
+    correlation: float
+    variance_removed: float
+    applied: bool
+    why: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -696,6 +712,9 @@ class PairedLevel(JsonRecord):
     requests_per_block: Count
     block_order: tuple[str, ...]
     comparisons: tuple[PairedComparison, ...]
+    # The machine canary's reading (matmul + read, ms) after each block, in block order:
+    # absent where the run took none (--no-canary).
+    machine_ms: tuple[float | None, ...] | None = optional()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

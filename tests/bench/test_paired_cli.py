@@ -76,6 +76,12 @@ def test_b_is_slower_on_tpot_at_every_level_and_the_gate_fails(
         assert tok.verdict == "slower" and tok.ratio is not None and tok.ratio < 1.0
     labels = [lv.label for lv in summary.levels]
     assert labels == ["base c=1", "new c=1", "base c=2", "new c=2"]
+    for lv in summary.paired.levels:  # the machine canary after every block, fitted or not
+        assert lv.machine_ms is not None and len(lv.machine_ms) == len(lv.block_order)
+        assert all(ms is not None and ms > 0 for ms in lv.machine_ms)
+        for q in lv.comparisons[0].quantities:
+            fit = q.machine_covariate
+            assert fit is not None and fit.pairs == lv.comparisons[0].block_pairs and fit.why
     assert json.loads((folder / "summary.json").read_text())["paired"]["levels"]
 
 
@@ -124,7 +130,7 @@ def test_a_against_a_passes_the_gate(
     )  # fmt: skip
     assert code == 0, err
     assert "paired in blocks: base, new" in out
-    assert "new / base [95 %]" in out and "detectable" in out
+    assert "new / base [95 %]" in out and "detectable" in out and "machine" in out
     assert "slower:" not in err
 
 

@@ -4,12 +4,13 @@ an unrelated covariate changes nothing."""
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import numpy as np
 import pytest
 
-from inferlab.metrics.covariate import cuped, slope_beyond_chance
+from inferlab.metrics.covariate import at_zero, cuped, slope_beyond_chance
 
 
 def _pairs(n: int, slope: float, noise_sd: float, seed: int) -> tuple[list[float], list[float]]:
@@ -72,3 +73,26 @@ def test_the_slope_test() -> None:
     assert not slope_beyond_chance(0.3, 10)  # t 0.89 < t(0.975, 8) 2.306
     assert slope_beyond_chance(0.7, 10)  # t 2.77
     assert not slope_beyond_chance(1.0, 2) and slope_beyond_chance(1.0, 3)
+
+
+def test_at_zero_is_the_fitted_lines_intercept() -> None:
+    x = [0.10, 0.02, 0.07, -0.01, 0.05, 0.12]  # the machine slower for B in most pairs
+    noise = [0.004, -0.003, 0.001, 0.002, -0.004, 0.0]
+    y = [0.05 + 0.8 * c + e for c, e in zip(x, noise, strict=True)]
+    z = at_zero(y, x)
+    assert z.fit.applied and z.df == 4
+    # numpy's least squares: the intercept and its standard error
+    design = np.column_stack([np.ones(6), x])
+    coef, ss, *_ = np.linalg.lstsq(design, y, rcond=None)
+    cov = ss[0] / 4 * np.linalg.inv(design.T @ design)
+    assert z.mean == pytest.approx(coef[0]) and z.se == pytest.approx(math.sqrt(cov[0, 0]))
+    # the sample mean keeps the machine's imbalance (mean x 0.058 -> +0.046); at zero, gone
+    assert statistics.fmean(y) == pytest.approx(0.0965, abs=1e-3)
+    assert z.mean == pytest.approx(0.05, abs=0.005)
+
+
+def test_at_zero_without_a_fit_is_the_plain_mean() -> None:
+    z = at_zero([0.01, 0.03, 0.02, 0.04], [0.5, -0.5, -0.5, 0.5])
+    assert not z.fit.applied and z.df == 3
+    assert z.mean == pytest.approx(0.025)
+    assert z.se == pytest.approx(statistics.stdev([0.01, 0.03, 0.02, 0.04]) / 2)

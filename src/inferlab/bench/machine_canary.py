@@ -99,8 +99,11 @@ def _arrays() -> tuple[Any, Any, Any]:
     return a, b, big
 
 
-def machine_probe(base_url: str, pid: int | None = None) -> MachineProbe:
-    """The probe for a server at `base_url`; `pid` given: that process's cores (tests)."""
+def machine_probe(
+    base_url: str, pid: int | None = None, arrays: tuple[Any, Any, Any] | None = None
+) -> MachineProbe:
+    """The probe for a server at `base_url`; `pid` given: that process's cores (tests);
+    `arrays`: another probe's, shared (a paired run's endpoints)."""
     u = urlparse(base_url)
     port = u.port or (443 if u.scheme == "https" else 80)
     why = ""
@@ -108,7 +111,7 @@ def machine_probe(base_url: str, pid: int | None = None) -> MachineProbe:
         why = f"the server ({u.hostname}) is not on this machine"
     elif pid is None and (pid := listener_pid(port)) is None:
         why = f"no process found listening on port {port}"
-    probe = MachineProbe(_arrays(), pid, port, why)
+    probe = MachineProbe(arrays or _arrays(), pid, port, why)
     _rounds(probe.arrays, 1)  # warm-up, not kept: the first product pays the library's setup
     return probe
 

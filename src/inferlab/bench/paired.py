@@ -12,6 +12,7 @@ their endpoint and block; summary.json is rewritten after every level
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from inferlab.bench.benchmark import (
 )
 from inferlab.bench.blocks import LevelBlocks, block_order, block_plan, side_level
 from inferlab.bench.client import make_connector
+from inferlab.bench.machine_canary import MachineProbe, machine_probe, take_machine
 from inferlab.bench.materialise import Target, make_level_prompts
 from inferlab.bench.paired_summary import PairedProgress, Side, paired_note, paired_summary
 from inferlab.bench.progress import Hooks
@@ -63,11 +65,26 @@ class Block:
 
 @dataclass(slots=True)
 class Sweep:
-    """A paired run while it runs: what the summary reads, each side's context, the ids."""
+    """A paired run while it runs: what the summary reads, each side's context, the ids,
+    and each side's machine canary (None: --no-canary)."""
 
     progress: PairedProgress
     contexts: list[LevelContext]
+    probes: list[MachineProbe | None]
     next_id: int = 0
+
+
+async def machine_probes(cfg: BenchConfig, urls: list[str]) -> list[MachineProbe | None]:
+    """Each endpoint's machine canary (its server's cores where local), one set of arrays
+    for all; none with --no-canary."""
+    if not cfg.canary:
+        return [None] * len(urls)
+    first = await asyncio.to_thread(machine_probe, urls[0])
+    out: list[MachineProbe | None] = [first]
+    for url in urls[1:]:
+        found = await asyncio.to_thread(machine_probe, url, None, first.arrays)
+        out.append(found)
+    return out
 
 
 def _side_cfg(cfg: BenchConfig, url: str) -> BenchConfig:
@@ -99,7 +116,8 @@ async def run_paired(cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResul
         # Opened only once every server answered: a refused run leaves no records file.
         writer = RecordWriter(records_path)
         contexts = [level_context(cfg, session, writer, t0_ns, a) for a in accepted]
-        run = Sweep(progress, contexts)
+        probes = await machine_probes(cfg, [e.base_url for _, e in accepted])
+        run = Sweep(progress, contexts, probes)
         try:
             await _sweep(run, hooks, summary_path)
         except BaseException as e:  # Ctrl-C, a crashed server, anything: keep what finished
@@ -210,3 +228,6 @@ async def _run_block(run: Sweep, lb: LevelBlocks, block: Block, hooks: Hooks) ->
     side.state.runs.append(out)
     with host_ticks_into(out):
         await run_level(ctx, out, block.prompts, block.warmup, block.first_id, hooks.request_done)
+    probe = run.probes[block.side]
+    if probe is not None:  # the machine just after the block, on this endpoint's cores
+        out.machine_after = await asyncio.to_thread(take_machine, probe)

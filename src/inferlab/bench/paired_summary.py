@@ -10,11 +10,13 @@ change the run could have found (metrics/paired.py).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from inferlab.bench.benchmark import BenchConfig, RunState, build_summary
 from inferlab.bench.blocks import DEFAULT_BLOCK_REQUESTS, LevelBlocks, side_level
+from inferlab.bench.runner import LevelRun
 from inferlab.metrics.checks import warning
 from inferlab.metrics.level_summary import summarize_level
 from inferlab.metrics.paired import METHOD, QuantityBlocks, paired_quantity
@@ -125,18 +127,47 @@ def _block_stats(p: PairedProgress, lb: LevelBlocks, side: Side) -> dict[int, Le
         lb.round_of(run.block): summarize_level(
             label, lb.level.summary_kind, lb.level.value, run.records, k
         )
-        for run in side.state.runs
-        if run.level.label == label and run.block is not None
+        for run in _blocks_run(lb, side)
+        if run.block is not None
+    }
+
+
+def _blocks_run(lb: LevelBlocks, side: Side) -> list[LevelRun]:
+    """The endpoint's blocks of this level, as they ran."""
+    label = side_level(lb.level, side.label).label
+    return [r for r in side.state.runs if r.level.label == label and r.block is not None]
+
+
+def _machine_ms(lb: LevelBlocks, side: Side) -> dict[int, float]:
+    """The machine canary after each of the endpoint's blocks of this level, by round."""
+    return {
+        lb.round_of(run.block): run.machine_after.machine_ms
+        for run in _blocks_run(lb, side)
+        if run.block is not None and run.machine_after is not None
     }
 
 
 @dataclass(frozen=True, slots=True)
 class _Blocks:
-    """One endpoint at one level: its summary over every block, and each block's by round."""
+    """One endpoint at one level: its summary over every block, each block's by round, and
+    the machine canary after each block by round."""
 
     label: str
     whole: LevelSummary | None
     rounds: dict[int, LevelSummary]
+    machine: dict[int, float]
+
+    def machine_against(self, base: _Blocks, rounds: list[int]) -> tuple[float | None, ...] | None:
+        """ln(machine ms after this block / after the base's) per round; None with no
+        readings on either side."""
+        if not self.machine or not base.machine:
+            return None
+        return tuple(
+            math.log(self.machine[r] / base.machine[r])
+            if r in self.machine and r in base.machine
+            else None
+            for r in rounds
+        )
 
 
 def _family(p: PairedProgress) -> int:
@@ -148,6 +179,7 @@ def _comparison(base: _Blocks, other: _Blocks, rounds: int, family: int) -> Pair
     """`other` against `base` over the rounds both ran a block in, per quantity, one of
     the run's `family` comparisons."""
     both = [r for r in range(rounds) if r in base.rounds and r in other.rounds]
+    machine = other.machine_against(base, both)
 
     def quantity(name: str, get: Callable[[LevelSummary], float | None]) -> PairedQuantity:
         return paired_quantity(
@@ -157,6 +189,7 @@ def _comparison(base: _Blocks, other: _Blocks, rounds: int, family: int) -> Pair
                 get(other.whole) if other.whole is not None else None,
                 tuple(get(base.rounds[r]) for r in both),
                 tuple(get(other.rounds[r]) for r in both),
+                machine,
             ),
             family,
         )
@@ -178,14 +211,22 @@ def _paired_level(
             side.label,
             by_label.get(side_level(lb.level, side.label).label),
             _block_stats(p, lb, side),
+            _machine_ms(lb, side),
         )
         for side in p.sides
     ]
+    after = {
+        run.block: run.machine_after.machine_ms
+        for side in p.sides
+        for run in _blocks_run(lb, side)
+        if run.machine_after is not None
+    }
     return PairedLevel(
         level=lb.level.label,
         requests_per_block=lb.plan.per_block,
         block_order=tuple(p.sides[i].label for i in lb.order),
         comparisons=tuple(_comparison(sides[0], s, lb.plan.rounds, family) for s in sides[1:]),
+        machine_ms=tuple(after.get(i) for i in range(len(lb.order))) if after else None,
     )
 
 
@@ -200,5 +241,6 @@ def paired_note(cfg: BenchConfig) -> RunWarning:
         "request(s) per stream alternating the endpoints in a randomized, order-balanced "
         "order, one endpoint loaded at a time; each endpoint's level holds its blocks as its "
         "repeats; no drift canary and no /metrics scrape (pairing in time answers the "
-        "machine's drift)",
+        "machine's drift); the machine canary after each block (unless --no-canary), a "
+        "fitted covariate of the pairs' ratios",
     )

@@ -25,6 +25,7 @@ from inferlab.bench.lag import LagMonitor
 from inferlab.bench.prompt_text import Prompt
 from inferlab.load.spec import Level
 from inferlab.records import RecordWriter, RequestRecord
+from inferlab.summary import MachineReading
 
 
 @dataclass(slots=True)
@@ -42,6 +43,7 @@ class LevelRun:
     host_ticks: CpuTicks | None = None  # the host's CPU time over the level (Linux)
     endpoint: str | None = None  # bench --url A --url B: whose block this is
     block: int | None = None  # and its place in the level's sequence of blocks
+    machine_after: MachineReading | None = None  # paired runs: the machine canary after it
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,3 +97,38 @@ def cuped(metric: Sequence[float], covariate: Sequence[float]) -> Adjusted:
     var_after = statistics.variance(values)
     why = f"theta {theta:.4g} fitted on {n} pairs removed {(1 - var_after / var_m) * 100:.0f} %"
     return Adjusted(values, theta, rho, var_m, var_after, True, why + " of the variance")
+
+
+@dataclass(frozen=True, slots=True)
+class AtZero:
+    """The metric where the covariate is 0 (the fitted line's intercept), its standard
+    error and degrees of freedom, and the fit (`fit.applied` False: not fitted, and the
+    mean and standard error are the metric's own over n-1)."""
+
+    mean: float
+    se: float
+    df: int
+    fit: Adjusted
+
+
+def at_zero(metric: Sequence[float], covariate: Sequence[float]) -> AtZero:
+    """The metric's mean had the covariate been 0, where its true mean is known to be 0 (a
+    paired run's ln(machine B/A): the blocks are assigned in a balanced random order, so
+    the machine favours neither side). The line metric = alpha + theta x covariate by
+    least squares: mean = alpha, se = s sqrt(1/n + mean(c)^2 / Sxx), s^2 the residuals'
+    sum of squares over n-2. Centring on the sample mean instead (`cuped`) would keep the
+    machine's chance imbalance between the sides in the mean while its interval shrank: an
+    A/A run would then cry wolf in half the runs. Fitted only where `cuped` keeps its
+    slope (beyond chance), else the plain mean and its standard error."""
+    n = len(metric)
+    fit = cuped(metric, covariate)
+    m = statistics.fmean(metric) if n else math.nan
+    if not fit.applied:
+        se = math.sqrt(fit.variance_before / n) if n >= 2 else math.nan
+        return AtZero(m, se, n - 1, fit)
+    mean_c = statistics.fmean(covariate)
+    sxx = sum((c - mean_c) ** 2 for c in covariate)
+    alpha = m - fit.theta * mean_c
+    ss = sum((y - alpha - fit.theta * c) ** 2 for y, c in zip(metric, covariate, strict=True))
+    s = math.sqrt(ss / (n - 2))
+    return AtZero(alpha, s * math.sqrt(1.0 / n + mean_c * mean_c / sxx), n - 2, fit)

@@ -20,6 +20,12 @@ interval symmetric in "B is 10 % slower" and "A is 10 % slower", and the t inter
 assumes the pairs' log-ratios are roughly normal, which block statistics (medians of
 several requests) are. The drift of the machine over a run is shared by both blocks of a
 pair and cancels in their ratio; what is left is the noise between neighbouring blocks.
+
+With the machine canary read after every block (x_i = ln of its B/A per pair), that
+noise loses the part the machine explains: m and its standard error are the intercept
+of the line d = m + theta x fitted to the pairs (metrics/covariate.py's at_zero: B/A had
+the machine been as fast for both blocks; kept only where the slope is beyond chance),
+and the t quantiles count n-2 degrees of freedom.
 """
 
 from __future__ import annotations
@@ -28,8 +34,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from inferlab.metrics.covariate import Adjusted, at_zero
 from inferlab.metrics.intervals import t_quantile
-from inferlab.summary import PairedQuantity, PairedVerdict
+from inferlab.summary import CovariateFit, PairedQuantity, PairedVerdict
 
 METHOD = (
     "ratio B/A per block pair (A's and B's blocks of one round: adjacent, in an order-"
@@ -38,7 +45,8 @@ METHOD = (
     "sample standard deviation of ln(B/A), k the run's comparisons (Bonferroni: 95 % for "
     "all of them together); within_noise where ci95 holds 1; "
     "detectable_change_80pct_power = exp((t(1 - 0.025/k, n-1) + t(0.80, n-1)) x s / "
-    "sqrt(n)) - 1"
+    "sqrt(n)) - 1; where machine_covariate is applied, ln(B/A) is first adjusted on "
+    "ln(machine canary B/A) after the pair's blocks (CUPED) and n-1 above reads n-2"
 )
 THROUGHPUT = "output_tokens_per_s_total"  # higher is faster; every other quantity is a time
 
@@ -46,12 +54,14 @@ THROUGHPUT = "output_tokens_per_s_total"  # higher is faster; every other quanti
 @dataclass(frozen=True, slots=True)
 class PairedRatio:
     """B/A over n block pairs: the geometric mean, its 95 % interval and the smallest
-    change findable at 80 % power (None for both with fewer than two pairs)."""
+    change findable at 80 % power (None for both with fewer than two pairs), and the
+    machine canary's fit where one was given."""
 
     ratios: tuple[float, ...]
     ratio: float | None
     ci95: tuple[float, float] | None
     detectable_change: float | None
+    covariate: Adjusted | None = None
 
     @property
     def pairs(self) -> int:
@@ -59,15 +69,21 @@ class PairedRatio:
 
 
 def paired_ratio(
-    a: Sequence[float | None], b: Sequence[float | None], family: int = 1
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    family: int = 1,
+    covariate: Sequence[float | None] | None = None,
 ) -> PairedRatio:
     """B/A over the pairs (a[i], b[i]); a pair missing a side, or not above 0, is left out.
-    `family`: the run's comparisons, k (the interval at 1 - 0.05/k)."""
-    ratios = tuple(
-        y / x
-        for x, y in zip(a, b, strict=True)
+    `family`: the run's comparisons, k (the interval at 1 - 0.05/k). `covariate[i]`: the
+    pair's ln(machine B/A), fitted where every kept pair has one (module doc)."""
+    cov = covariate if covariate is not None else [None] * len(a)
+    kept = [
+        (y / x, c)
+        for x, y, c in zip(a, b, cov, strict=True)
         if x is not None and y is not None and _usable(x) and _usable(y)
-    )
+    ]
+    ratios = tuple(r for r, _ in kept)
     n = len(ratios)
     if n == 0:
         return PairedRatio(ratios, None, None, None)
@@ -75,12 +91,18 @@ def paired_ratio(
     m = sum(logs) / n
     if n < 2:
         return PairedRatio(ratios, math.exp(m), None, None)
-    s = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
-    se = s / math.sqrt(n)
-    t = t_quantile(1.0 - 0.025 / max(family, 1), n - 1)
+    xs = [c for _, c in kept if c is not None]
+    z = at_zero(logs, xs) if covariate is not None and len(xs) == n else None
+    fit = None if z is None else z.fit
+    if z is not None and z.fit.applied:
+        m, se, df = z.mean, z.se, z.df
+    else:
+        s = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
+        se, df = s / math.sqrt(n), n - 1
+    t = t_quantile(1.0 - 0.025 / max(family, 1), df)
     ci = (math.exp(m - t * se), math.exp(m + t * se))
-    detectable = math.exp((t + t_quantile(0.80, n - 1)) * se) - 1.0
-    return PairedRatio(ratios, math.exp(m), ci, detectable)
+    detectable = math.exp((t + t_quantile(0.80, df)) * se) - 1.0
+    return PairedRatio(ratios, math.exp(m), ci, detectable, fit)
 
 
 def _usable(x: float) -> bool:
@@ -105,12 +127,14 @@ class QuantityBlocks:
     b: float | None
     a_blocks: tuple[float | None, ...]
     b_blocks: tuple[float | None, ...]
+    machine: tuple[float | None, ...] | None = None  # ln(machine canary B/A) per pair
 
 
 def paired_quantity(q: QuantityBlocks, family: int = 1) -> PairedQuantity:
     """The summary's block for one quantity, B against A over the block pairs, one of the
     run's `family` comparisons."""
-    r = paired_ratio(q.a_blocks, q.b_blocks, family)
+    r = paired_ratio(q.a_blocks, q.b_blocks, family, q.machine)
+    fit = r.covariate
     return PairedQuantity(
         quantity=q.quantity,
         a=q.a,
@@ -120,6 +144,17 @@ def paired_quantity(q: QuantityBlocks, family: int = 1) -> PairedQuantity:
         verdict=verdict_of(r, q.quantity != THROUGHPUT),
         detectable_change_80pct_power=r.detectable_change,
         block_ratios=r.ratios,
+        machine_covariate=None if fit is None else covariate_fit(fit),
+    )
+
+
+def covariate_fit(fit: Adjusted) -> CovariateFit:
+    return CovariateFit(
+        pairs=len(fit.values),
+        correlation=fit.correlation,
+        variance_removed=fit.reduction,
+        applied=fit.applied,
+        why=fit.why,
     )
 
 

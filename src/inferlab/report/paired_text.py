@@ -20,7 +20,9 @@ RULE = (
     "ratio: B / A per block pair, their geometric mean [95 % interval: t over the pairs' "
     "log-ratios, 95 % for all of the run's comparisons together (Bonferroni)]; "
     "within_noise where the interval holds 1; slower is a time up or a tok/s down; "
-    "detectable: the smallest change this run finds 80 % of the time at that confidence"
+    "detectable: the smallest change this run finds 80 % of the time at that confidence; "
+    "machine: the share of the pairs' variance the machine canary (read after each block) "
+    "removed as a fitted covariate (CUPED), 'no fit' where its slope was within chance"
 )
 
 
@@ -66,8 +68,16 @@ def _detectable(q: PairedQuantity) -> str:
     return "-" if d is None else f"{d * 100:.1f} %"
 
 
+def _machine(q: PairedQuantity) -> str:
+    fit = q.machine_covariate
+    if fit is None:
+        return "-"
+    return f"-{fit.variance_removed * 100:.0f} % var" if fit.applied else "no fit"
+
+
 def comparison_rows(c: PairedComparison) -> tuple[list[str], list[list[str]]]:
-    """One row per quantity: A, B, B / A [interval], change, verdict, detectable."""
+    """One row per quantity: A, B, B / A [interval], change, verdict, detectable, and the
+    machine canary's share of the variance (where the run read it)."""
     head = [
         "quantity",
         c.baseline,
@@ -89,6 +99,10 @@ def comparison_rows(c: PairedComparison) -> tuple[list[str], list[list[str]]]:
         ]
         for q in c.quantities
     ]
+    if any(q.machine_covariate is not None for q in c.quantities):
+        head.append("machine")
+        for row, q in zip(rows, c.quantities, strict=True):
+            row.append(_machine(q))
     return head, rows
 
 
