@@ -19,6 +19,7 @@ from inferlab.metrics.runfolder import load_summary
 from inferlab.records import RecordWriter, RequestRecord
 from inferlab.report.verdict_text import PAIRED_COMMAND
 from tests.clirun import RunCli
+from tests.metrics.test_machine_verdict import _canary
 
 TOKENS = 11
 STARTED_A, APART_S = 1_800_000_000.0, 720.0  # B started 12 minutes after A
@@ -110,3 +111,26 @@ def test_a_throughput_drop_reads_minus_and_slower(
         if x["quantity"] == "output_tokens_per_s_total"
     )
     assert q["verdict"] == "slower" and q["relative"] < 0 and q["diff"] < 0
+
+
+def _with_canary(folder: Path, server_ms: list[float], machine_ms: list[float]) -> None:
+    doc = json.loads((folder / "summary.json").read_text())
+    doc["canary"] = _canary(server_ms, machine_ms).to_json()
+    write_json(folder / "summary.json", doc)
+
+
+def test_the_canaries_say_whether_the_machine_or_the_server_was_slower(
+    run_cli: RunCli, pair: tuple[Path, Path, Path]
+) -> None:
+    a, b, _ = pair
+    _with_canary(a, [40.0, 40.5, 40.2], [5.0, 5.05, 5.1])
+    _with_canary(b, [60.0, 61.0, 60.5], [5.0, 5.1, 5.05])  # the server's canary alone moved
+    code, text, err = run_cli("report", str(a), str(b))
+    assert code == 0, err
+    flat = " ".join(text.split())
+    assert "B against A, the canaries at rest: the server was slower" in flat
+    _with_canary(b, [60.0, 61.0, 60.5], [7.5, 7.6, 7.55])  # both, by as much: the machine
+    code, text, err = run_cli("report", str(a), str(b), "--json")
+    c = json.loads(text)["comparison"]
+    assert c["machine_between"]["says"] == "machine"
+    assert c["machine_between_note"].startswith("B against A, the canaries at rest: the machine")

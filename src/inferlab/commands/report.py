@@ -92,7 +92,12 @@ def _compared(args: argparse.Namespace, read: list[Read]) -> Comparison | None:
     # a start time of 0 is a file that did not say when it ran
     known = a.started_at_unix_s > 0 and b.started_at_unix_s > 0
     apart = b.started_at_unix_s - a.started_at_unix_s if known else None
-    return compare_paths(d, path_a, path_b, apart)
+    between = None
+    if a.canary is not None and b.canary is not None:
+        from inferlab.metrics.machine_verdict import verdict_of
+
+        between = verdict_of(a.canary, b.canary)
+    return compare_paths(d, path_a, path_b, apart, between)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from inferlab.metrics.machine_verdict import verdict_words
 from inferlab.metrics.verdicts import THROUGHPUT, QuantityDiff, compare_level
 from inferlab.records import RequestRecord, read_records
 from inferlab.report.diff import RunDiff
+from inferlab.summary import WhichSlowed
 
 # quantity -> (name in the table, unit, factor from the stored unit)
 NAMES: dict[str, tuple[str, str, float]] = {
@@ -44,6 +46,10 @@ class Comparison:
     notes: tuple[str, ...]
     paired: bool = False
     apart_s: float | None = None
+    # B's canaries at rest against A's (metrics/machine_verdict.py): the machine, the
+    # server, both or neither slower between the runs; None where either run has no
+    # machine canary
+    between: WhichSlowed | None = None
 
 
 def _records(path: Path) -> list[RequestRecord] | None:
@@ -53,20 +59,32 @@ def _records(path: Path) -> list[RequestRecord] | None:
 
 
 def compare_paths(
-    d: RunDiff, path_a: Path, path_b: Path, apart_s: float | None = None
+    d: RunDiff,
+    path_a: Path,
+    path_b: Path,
+    apart_s: float | None = None,
+    between: WhichSlowed | None = None,
 ) -> Comparison:
     """The verdicts of every level pair, from each side's records.jsonl (two run folders:
-    unpaired, `apart_s` between their starts where known)."""
+    unpaired, `apart_s` between their starts where known; `between`: which slowed)."""
     ra, rb = _records(path_a), _records(path_b)
     missing = [f"{n}: no records.jsonl" for n, r in ((d.name_a, ra), (d.name_b, rb)) if r is None]
     if ra is None or rb is None:
-        return Comparison((), (f"no verdicts ({'; '.join(missing)})",), apart_s=apart_s)
+        note = f"no verdicts ({'; '.join(missing)})"
+        return Comparison((), (note,), apart_s=apart_s, between=between)
     diffs: list[QuantityDiff] = []
     for p in d.pairs:
         a = [r for r in ra if r.level == p.a.label]
         b = [r for r in rb if r.level == p.b.label]
         diffs += compare_level(p.label, a, b)
-    return Comparison(tuple(diffs), (), apart_s=apart_s)
+    return Comparison(tuple(diffs), (), apart_s=apart_s, between=between)
+
+
+def between_line(c: Comparison) -> str | None:
+    """Which was slower between the runs, the machine or the server, by their canaries."""
+    if c.between is None:
+        return None
+    return f"B against A, the canaries at rest: {verdict_words(c.between)}"
 
 
 def _num(q: str, x: float) -> str:
@@ -130,6 +148,8 @@ def print_verdicts(c: Comparison, file: IO[str] | None = None) -> None:
         con.print(RULE, highlight=False, markup=False)
         if (unpaired := unpaired_line(c)) is not None:
             con.print(unpaired, highlight=False, markup=False)
+        if (between := between_line(c)) is not None:
+            con.print(between, highlight=False, markup=False)
         if (thin := thin_line(c)) is not None:
             con.print(thin, highlight=False, markup=False)
     for line in c.notes:
@@ -214,4 +234,6 @@ def comparison_json(c: Comparison) -> dict[str, object]:
         else {"level": worst.level, "quantity": worst.quantity},
         "unpaired_note": unpaired_line(c),
         "paired_command": None if c.paired else PAIRED_COMMAND,
+        "machine_between": None if c.between is None else c.between.to_json(),
+        "machine_between_note": between_line(c),
     }
