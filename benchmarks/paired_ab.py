@@ -3,13 +3,18 @@
     uv run python benchmarks/paired_ab.py --runs 10 [--conditions aa,10,5] [--out DIR]
 
 Starts two llama-servers of the same build (A and A', the bundled SmolLM2, 4 slots, 1
-thread, both pinned to the last core; the client on the others), and the gap proxy
-(testing/gap_proxy.py) before A, which makes every inter-token gap 10 % or 5 % longer.
-Then, in turn, `--runs` paired benches of each condition, interleaved (aa, 10, 5, aa, ...):
+thread, both pinned to the last core; the client on the others), and gap proxies
+(testing/gap_proxy.py) before A: one that passes every gap as it comes, and ones that make
+every inter-token gap 10 % or 5 % longer. Then, in turn, `--runs` paired benches of each
+condition, interleaved (aa, 10, 5, aa, ...):
 
-    aa  bench --url base=A --url new=A'           (the same build: within noise expected)
-    10  bench --url base=A --url new=proxy(A,10%) (slower expected)
-    5   bench --url base=A --url new=proxy(A,5%)
+    aa  bench --url base=A --url new=A'                      (one build: within noise expected)
+    10  bench --url base=proxy(A,0%) --url new=proxy(A,10%)  (slower expected)
+    5   bench --url base=proxy(A,0%) --url new=proxy(A,5%)
+
+Both sides of a stretch condition go through a proxy, so the proxy's own cost is in both
+and cancels; their machine canaries read the proxies' cores (the client's), the same for
+both, so the fit on them (bench/paired_summary.py) applies there too.
 
 each `--concurrency 1,2,4 --requests-per-level 16 --repeat 3 --block-requests 1` (the
 issue's levels, at the cost of today's `--repeat 3` run of each side). Printed per run
@@ -32,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from inferlab.engines.llama_server import LlamaServer, ServerOptions
+from inferlab.testing.cores import pin
 from inferlab.testing.gap_proxy import running_gap_proxy
 
 # The issue's levels at the cost of today's `--repeat 3` run of each side (48 requests a
@@ -41,7 +47,7 @@ SIZES = (
     "--concurrency", "1,2,4", "--requests-per-level", "16", "--repeat", "3",
     "--block-requests", "1",
 )  # fmt: skip
-STRETCH = {"10": 0.10, "5": 0.05}
+STRETCH = {"10": 0.10, "5": 0.05, "0": 0.0}
 WORD = {"within_noise": "same", "slower": "SLOWER", "faster": "FASTER"}
 
 
@@ -53,13 +59,6 @@ def parse() -> argparse.Namespace:
     return p.parse_args()
 
 
-def _pin(pid: int, core: int) -> None:
-    """Every thread of the process on `core` (a pid's affinity is its main thread's)."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(int(task.name), {core})
-
-
 @contextlib.contextmanager
 def servers(core: int) -> Iterator[tuple[str, str]]:
     """A and A': the bundled model, 4 slots, 1 thread each, both on `core`."""
@@ -67,7 +66,7 @@ def servers(core: int) -> Iterator[tuple[str, str]]:
     with LlamaServer(opts) as a, LlamaServer(opts) as b:
         for s in (a, b):
             if s.proc is not None:
-                _pin(s.proc.pid, core)
+                pin(s.proc.pid, core)
         yield a.base_url, b.base_url
 
 
@@ -87,33 +86,44 @@ def bench(base: str, new: str, out: Path, client_cores: set[int]) -> tuple[dict,
     return json.loads(done.stdout), time.perf_counter() - t
 
 
-def verdicts(summary: dict) -> list[tuple[str, str, float, str, float]]:
-    """(level, quantity, ratio, verdict, detectable) of every level's comparison."""
+Row = tuple[str, str, float, str, float, str]
+
+
+def _fit(q: dict) -> str:
+    """The machine canary's fit: ' m-31%' (the variance it removed), ' m0' (not fitted)."""
+    fit = q.get("machine_covariate")
+    if fit is None:
+        return ""
+    return f" m-{fit['variance_removed']:.0%}" if fit["applied"] else " m0"
+
+
+def verdicts(summary: dict) -> list[Row]:
+    """(level, quantity, ratio, verdict, detectable, fit) of every level's comparison."""
     out = []
     for lv in summary["paired"]["levels"]:
         for q in lv["comparisons"][0]["quantities"]:
             if q["ratio"] is not None and q["quantity"] != "ttft_s.p50":
                 det = q["detectable_change_80pct_power"] or float("nan")
-                out.append((lv["level"], q["quantity"], q["ratio"], q["verdict"], det))
+                out.append((lv["level"], q["quantity"], q["ratio"], q["verdict"], det, _fit(q)))
     return out
 
 
-def line(cond: str, k: int, rows: list[tuple[str, str, float, str, float]], wall: float) -> str:
+def line(cond: str, k: int, rows: list[Row], wall: float) -> str:
     cells = [
-        f"{lv} {'TPOT' if q.startswith('tpot') else 'tok/s'} {r:.3f} {WORD[v]} (>{d:.1%})"
-        for lv, q, r, v, d in rows
+        f"{lv} {'TPOT' if q.startswith('tpot') else 'tok/s'} {r:.3f} {WORD[v]} (>{d:.1%}){m}"
+        for lv, q, r, v, d, m in rows
     ]
     return f"{cond:>3} #{k}: " + "; ".join(cells) + f"  [{wall:.0f} s]"
 
 
-def counts(results: dict[str, list[list[tuple[str, str, float, str, float]]]]) -> None:
+def counts(results: dict[str, list[list[Row]]]) -> None:
     for cond, runs in results.items():
         if cond == "aa":
-            ok = sum(all(v == "within_noise" for *_, v, _ in rows) for rows in runs)
+            ok = sum(all(r[3] == "within_noise" for r in rows) for rows in runs)
             print(f"A/A': within noise at every level and quantity in {ok} of {len(runs)}")
         else:
             tpot = [[r for r in rows if r[1].startswith("tpot")] for rows in runs]
-            ok = sum(all(v == "slower" for *_, v, _ in rows) for rows in tpot)
+            ok = sum(all(r[3] == "slower" for r in rows) for rows in tpot)
             print(f"+{cond} %: TPOT slower at every level in {ok} of {len(runs)}")
 
 
@@ -123,17 +133,18 @@ def main() -> None:
     server_core, client = cores[-1], set(cores[:-1]) or {cores[-1]}
     os.sched_setaffinity(0, client)  # the proxies this starts, and the benches, stay off it
     conds = a.conditions.split(",")
-    results: dict[str, list[list[tuple[str, str, float, str, float]]]] = {c: [] for c in conds}
+    results: dict[str, list[list[Row]]] = {c: [] for c in conds}
     with servers(server_core) as (base, other), contextlib.ExitStack() as stack:
         proxies = {
             c: stack.enter_context(running_gap_proxy(base, STRETCH[c]))
-            for c in conds
+            for c in ["0", *conds]
             if c in STRETCH
         }
-        news = {"aa": other, **proxies}
+        sides = {c: (proxies["0"], proxies[c]) for c in conds if c in STRETCH}
+        sides["aa"] = (base, other)
         for k in range(a.runs):
             for cond in conds:
-                summary, wall = bench(base, news[cond], a.out / f"{cond}-{k}", client)
+                summary, wall = bench(*sides[cond], a.out / f"{cond}-{k}", client)
                 results[cond].append(rows := verdicts(summary))
                 print(line(cond, k, rows, wall), flush=True)
     counts(results)

@@ -4,6 +4,7 @@ power to find a 5 % slowdown and the A/A false-alarm rate."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -210,3 +211,16 @@ def test_a_canary_unrelated_to_the_server_changes_nothing_beyond_chance() -> Non
         applied += r.covariate.applied
     # a slope beyond chance at 5 %: fitted in about 1 run in 20, never as a rule
     assert applied <= 0.10 * len(SEEDS)
+
+
+def test_readings_of_other_cores_are_not_fitted_and_the_quantity_says_why() -> None:
+    a, b, x = _jittery(60_000, 1.05)
+    q = QuantityBlocks("tpot_s.p50", 0.01, 0.0105, tuple(a), tuple(b))
+    plain = paired_quantity(q)
+    assert plain.machine_covariate is None  # no readings: nothing said
+    why = "not fitted: base's machine canary read cores [(1,)] and new's [(0,)]"
+    apart = paired_quantity(dataclasses.replace(q, machine_why=why))
+    assert apart.machine_covariate is not None and not apart.machine_covariate.applied
+    assert apart.machine_covariate.why == why and apart.ci95 == plain.ci95
+    fitted = paired_quantity(dataclasses.replace(q, machine=tuple(x)))
+    assert fitted.machine_covariate is not None and fitted.machine_covariate.applied

@@ -5,6 +5,12 @@ build_summary over all its blocks of the level, labelled "<endpoint> <level>"), 
 sweep table, the plots and `report` read them unchanged. Beside them, `paired`: per level
 and quantity the ratio B/A of each round's blocks, its interval, verdict and the smallest
 change the run could have found (metrics/paired.py).
+
+The machine canary after each block is a covariate of the pairs only where both
+endpoints' readings were of the same cores: the fit's estimate is B/A where ln(machine
+B/A) is 0, which the balanced order makes its mean only when the two read one machine
+(two servers on other cores, or one behind a proxy whose process the canary finds, read
+apart by their cores' own speeds). Else no fit, and the quantity says why.
 """
 
 from __future__ import annotations
@@ -147,6 +153,11 @@ def _machine_ms(lb: LevelBlocks, side: Side) -> dict[int, float]:
     }
 
 
+def _machine_cores(lb: LevelBlocks, side: Side) -> set[tuple[int, ...]]:
+    """The cores the endpoint's machine canary read at this level."""
+    return {r.machine_after.cores for r in _blocks_run(lb, side) if r.machine_after is not None}
+
+
 @dataclass(frozen=True, slots=True)
 class _Blocks:
     """One endpoint at one level: its summary over every block, each block's by round, and
@@ -156,11 +167,21 @@ class _Blocks:
     whole: LevelSummary | None
     rounds: dict[int, LevelSummary]
     machine: dict[int, float]
+    cores: set[tuple[int, ...]]
+
+    def other_cores(self, base: _Blocks) -> str | None:
+        """Why the two sides' machine readings are not one machine's, or None."""
+        if not self.machine or not base.machine or self.cores == base.cores:
+            return None
+        return (
+            f"not fitted: {base.label}'s machine canary read cores {sorted(base.cores)} and "
+            f"{self.label}'s {sorted(self.cores)}, so their ratio is not 1 on average"
+        )
 
     def machine_against(self, base: _Blocks, rounds: list[int]) -> tuple[float | None, ...] | None:
         """ln(machine ms after this block / after the base's) per round; None with no
-        readings on either side."""
-        if not self.machine or not base.machine:
+        readings on either side, or readings of other cores (module doc)."""
+        if not self.machine or not base.machine or self.other_cores(base):
             return None
         return tuple(
             math.log(self.machine[r] / base.machine[r])
@@ -190,6 +211,7 @@ def _comparison(base: _Blocks, other: _Blocks, rounds: int, family: int) -> Pair
                 tuple(get(base.rounds[r]) for r in both),
                 tuple(get(other.rounds[r]) for r in both),
                 machine,
+                other.other_cores(base),
             ),
             family,
         )
@@ -212,6 +234,7 @@ def _paired_level(
             by_label.get(side_level(lb.level, side.label).label),
             _block_stats(p, lb, side),
             _machine_ms(lb, side),
+            _machine_cores(lb, side),
         )
         for side in p.sides
     ]

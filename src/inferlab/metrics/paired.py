@@ -128,6 +128,7 @@ class QuantityBlocks:
     a_blocks: tuple[float | None, ...]
     b_blocks: tuple[float | None, ...]
     machine: tuple[float | None, ...] | None = None  # ln(machine canary B/A) per pair
+    machine_why: str | None = None  # where `machine` is None though the run read it: why
 
 
 def paired_quantity(q: QuantityBlocks, family: int = 1) -> PairedQuantity:
@@ -144,7 +145,17 @@ def paired_quantity(q: QuantityBlocks, family: int = 1) -> PairedQuantity:
         verdict=verdict_of(r, q.quantity != THROUGHPUT),
         detectable_change_80pct_power=r.detectable_change,
         block_ratios=r.ratios,
-        machine_covariate=None if fit is None else covariate_fit(fit),
+        machine_covariate=covariate_fit(fit) if fit is not None else _unfitted(r, q.machine_why),
+    )
+
+
+def _unfitted(r: PairedRatio, why: str | None) -> CovariateFit | None:
+    return (
+        None
+        if why is None
+        else CovariateFit(
+            pairs=r.pairs, correlation=0.0, variance_removed=0.0, applied=False, why=why
+        )
     )
 
 
