@@ -33,6 +33,7 @@ def demo_config(args: argparse.Namespace) -> DemoConfig:
         args.trace_speed,
         args.length_scale,
         args.trace_block_tokens,
+        args.output_scale,
     )
     return DemoConfig(
         quick=args.quick,

@@ -18,6 +18,7 @@ class TraceChoice:
     speed: float
     length_scale: float | None
     block_tokens: int
+    output_scale: float | None = None  # None: the length scale (the demo's own for its trace)
 
 
 @dataclass(frozen=True, slots=True)

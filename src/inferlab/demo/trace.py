@@ -2,12 +2,12 @@
 
 After the concurrency sweep, the demo replays the first 30 s (10 s with --quick) of
 the Azure LLM inference conversation trace (Patel et al., "Splitwise", ISCA 2024,
-CC-BY 4.0) at its own instants, every length scaled by 0.05 (--length-scale) so the
-trace's GPU-sized prompts fit the bundled CPU model: ~100 requests of ~45 prompt and
-~12 output tokens, mixed lengths and bursts; on a loaded 2-core machine 20 s of it took 40 s
-to serve (the server falls behind the bursts: that is what the level shows), so 30 s
-takes about a minute. --trace, --trace-window,
---trace-speed and --length-scale choose another slice; --no-trace skips the level.
+CC-BY 4.0) at its own instants, prompts scaled by 0.05 (--length-scale) so the
+trace's GPU-sized prompts fit the bundled CPU model, outputs by 0.1 (--output-scale) so
+a reply has a TPOT over ~9 tokens: mixed lengths and bursts; on a loaded 2-core
+machine 20 s of it took 40 s to serve (the server falls behind the bursts: that is what
+the level shows), so 30 s takes about a minute. --trace, --trace-window, --trace-speed,
+--length-scale and --output-scale choose another slice; --no-trace skips the level.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 DEMO_TRACE = "azure-conv"
 DEMO_WINDOW, DEMO_WINDOW_QUICK = "0:30", "0:10"  # 59 and 13 requests
 DEMO_LENGTH_SCALE = 0.05
+DEMO_OUTPUT_SCALE = 0.1  # outputs of ~9 tokens (x0.05: ~4, a TPOT over 3 gaps)
 
 
 def demo_trace(choice: TraceChoice, quick: bool) -> TraceLoad | None:
@@ -35,11 +36,12 @@ def demo_trace(choice: TraceChoice, quick: bool) -> TraceLoad | None:
 
     name = choice.name or DEMO_TRACE
     window = choice.window or (DEMO_WINDOW_QUICK if quick else DEMO_WINDOW)
-    scale = choice.length_scale
-    if scale is None:
-        scale = 1.0 if choice.name else DEMO_LENGTH_SCALE
+    scale, out = choice.length_scale, choice.output_scale
+    if scale is None and not choice.name:  # the demo's own slice
+        scale, out = DEMO_LENGTH_SCALE, DEMO_OUTPUT_SCALE if out is None else out
+    scale = 1.0 if scale is None else scale
     shaped = shape_trace(
-        read_trace(name), parse_window(window), choice.speed, scale, choice.block_tokens
+        read_trace(name), parse_window(window), choice.speed, scale, choice.block_tokens, out
     )
     return TraceLoad(shaped, name)
 

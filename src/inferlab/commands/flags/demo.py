@@ -12,7 +12,7 @@ from inferlab.commands.flags.load import DEFAULT_BLOCK_TOKENS
 from inferlab.commands.flags.slo import slo_text
 from inferlab.console.predict_text import SLO_WHY
 from inferlab.demo.slo import DEMO_SLO
-from inferlab.demo.trace import DEMO_LENGTH_SCALE
+from inferlab.demo.trace import DEMO_LENGTH_SCALE, DEMO_OUTPUT_SCALE
 
 
 def add_demo_args(p: argparse.ArgumentParser) -> None:
@@ -90,6 +90,13 @@ def add_trace_flags(p: argparse.ArgumentParser) -> None:
         metavar="F",
         type=real(0.0, 1e6, above=True),
         help=f"multiply every trace length ({DEMO_LENGTH_SCALE} for azure-conv, else 1)",
+    )
+    t.add_argument(
+        "--output-scale",
+        metavar="F",
+        type=real(0.0, 1e6, above=True),
+        help=f"multiply every trace output length instead ({DEMO_OUTPUT_SCALE} for "
+        "azure-conv, else --length-scale)",
     )
     t.add_argument(
         "--trace-block-tokens",
