@@ -8,7 +8,7 @@ thread, both pinned to the last core; the client on the others), and gap proxies
 every inter-token gap 10 % or 5 % longer. Then, in turn, `--runs` paired benches of each
 condition, interleaved (aa, 10, 5, aa, ...):
 
-    aa  bench --url base=A --url new=A'                      (one build: within noise expected)
+    aa  bench --url base=A --url new=A' (A' base in odd runs) (one build: within noise expected)
     10  bench --url base=proxy(A,0%) --url new=proxy(A,10%)  (slower expected)
     5   bench --url base=proxy(A,0%) --url new=proxy(A,5%)
 
@@ -141,8 +141,11 @@ def main() -> None:
             if c in STRETCH
         }
         sides = {c: (proxies["0"], proxies[c]) for c in conds if c in STRETCH}
-        sides["aa"] = (base, other)
         for k in range(a.runs):
+            # A/A': A' is new in even runs and base in odd ones, so a difference between the
+            # two processes shows as ratios that alternate about 1, and one of the bench's
+            # own (base against new) as ratios on one side of it
+            sides["aa"] = (base, other) if k % 2 == 0 else (other, base)
             for cond in conds:
                 summary, wall = bench(*sides[cond], a.out / f"{cond}-{k}", client)
                 results[cond].append(rows := verdicts(summary))
