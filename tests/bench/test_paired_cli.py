@@ -120,6 +120,17 @@ def test_records_name_endpoint_and_block_in_an_order_balanced_sequence(
 
 
 @pytest.mark.slow
+def test_report_of_the_run_folder_prints_the_pairs(
+    paired_run: tuple[int, str, Path], run_cli: RunCli
+) -> None:
+    _, _, folder = paired_run
+    code, out, err = run_cli("report", str(folder))
+    assert code == 0, err
+    assert "paired in blocks: base, new" in out and "new / base [95 %]" in out
+    assert out.count("block pairs of") == 2  # c=1 and c=2
+
+
+@pytest.mark.slow
 def test_a_against_a_passes_the_gate(
     servers: tuple[str, str], run_cli: RunCli, tmp_path: Path
 ) -> None:

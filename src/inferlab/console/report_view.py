@@ -26,6 +26,10 @@ def show_run(d: Path, wide: bool) -> RunSummary | None:
     kind = "simulated" if summary.simulated else "measured"
     print(f"== {d} ({kind})")
     print_sweep(summary, wide=wide)
+    if summary.paired is not None:  # bench --url A --url B: the pairs, as bench printed them
+        from inferlab.report.paired_text import print_paired
+
+        print_paired(summary.paired)
     for line in read_sweep(summary):
         print(line)
     print(f"report: {render_run(d, summary)}")
