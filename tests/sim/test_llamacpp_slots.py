@@ -14,6 +14,7 @@ from inferlab.load.conversations import Conversation, as_conversations
 from inferlab.sim.engine import Engine, simulate
 from inferlab.sim.policies.llamacpp import LlamaCppKnobs, LlamaCppScheduler
 from inferlab.sim.policies.llamacpp_slots import PromptRam
+from inferlab.sim.policies.vllm_knobs import VllmKnobs
 from inferlab.sim.prefix_cache import chat_run, own_run, prompt_runs
 from inferlab.sim.request import Prompt, RequestCosts, RequestModel, SimRequest
 from inferlab.sim.scheduler import Policy
@@ -80,10 +81,12 @@ def test_a_burst_is_seen_together_though_its_prompts_cost_apart() -> None:
     simulate(burst, rec, LlamaCppKnobs(parallel=4).policy(), requests=costs)
     assert sorted(rec.steps[0][0]) == [(10, 0), (50, 0)]  # not the one sent 0.5 ms later
     assert rec.steps[1][0] == ((30, 0),)
-    # a server that starts a step on its first arrival still does
-    rec = Scripted()
-    simulate(burst, rec, Policy("continuous", chunk_tokens=2048), requests=costs)
-    assert rec.steps[0][0] == ((10, 0),)
+    # a server that starts a step on its first arrival still does, and so does vLLM,
+    # whose engine the first request of a burst wakes alone (sim/policies/vllm.py)
+    for policy in (Policy("continuous", chunk_tokens=2048), VllmKnobs().policy()):
+        rec = Scripted()
+        simulate(burst, rec, policy, requests=costs)
+        assert rec.steps[0][0] == ((10, 0),)
 
 
 def chat(message: list[int], output: list[int], think_s: float = 0.0) -> tuple[Chats, list[Prompt]]:

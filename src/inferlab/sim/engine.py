@@ -141,6 +141,7 @@ class Engine:
             self.scheduler.track_prefixes(self.running)
         batches = self.scheduler if isinstance(self.scheduler, BatchScheduler) else None
         self._drains = batches is not None and batches.drains_queue
+        self._bursts = batches is not None and batches.burst_together
         self._repeats = batches is not None and batches.repeats_decode_only
         self.max_steps = max_steps
         # A measured step time answers for so many decoders: each batch larger than any
@@ -177,7 +178,7 @@ class Engine:
         d, k, seq = self._overhead_s, self._per_token_s, self._seq
         if self.prompts is not None:
             requests = [self._identify(r) for r in requests]
-        if k and self._drains:
+        if k and self._bursts:
             self._events.extend(burst_seen(requests, d, k, seq))
         elif k:
             self._events.extend(
@@ -357,9 +358,10 @@ class Engine:
 def burst_seen(
     requests: Iterable[SimRequest], d: float, k: float, seq: Iterator[int]
 ) -> list[tuple[float, int, SimRequest]]:
-    """Heap events for a server that drains its queue before each step: the requests sent
-    at one instant (a trace's burst) are seen together, when the last of them is, so they
-    join one step. Its client sends a burst's requests a fraction of a ms apart, and the
+    """Heap events for a server whose loop starts a step a few ms after a request wakes it
+    (llama-server's `burst_together`): the requests sent at one instant (a trace's burst,
+    a closed loop's first) are seen together, when the last of them is, so they join one
+    step. Its client sends a burst's requests a fraction of a ms apart, and the
     server's loop starts a step a few ms after the first one reached it (llama-server,
     mooncake-conv's 10 at one instant: the first 6, sent over 1.4 ms, shared one step): by
     prompt length alone (`k` a token) the shortest would run a step of its own first."""

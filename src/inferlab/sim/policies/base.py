@@ -49,6 +49,10 @@ class BatchScheduler:
     # Whether every arrival of an instant is seen before a step starts (a server that drains
     # its task queue before each step); False: a step starts on the instant's first arrival.
     drains_queue = False
+    # Whether the requests a client sends at one instant reach one step together (its
+    # loop starts a step a few ms after the first: llama-server), or the first alone wakes
+    # it (vLLM's engine, behind its API process): engine.burst_seen
+    burst_together = False
     forms_every_step = False  # True: even a decode-only step is formed by `_form`
 
     def __init__(self, policy: Policy) -> None:

@@ -130,6 +130,7 @@ class LlamaCppKnobs:
 
 class LlamaCppScheduler(BatchScheduler):
     drains_queue = True
+    burst_together = True
     forms_every_step = True  # a decode-only step's ubatches depend on which slots decode
 
     def __init__(self, policy: Policy) -> None:
