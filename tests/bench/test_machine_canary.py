@@ -119,6 +119,21 @@ def test_a_server_pinned_to_one_core_lends_it_to_the_workload() -> None:
         r = take_machine(machine_probe(f"http://127.0.0.1:{port}/v1"))
         assert r.cores == (core,)
         assert r.cores_from.startswith(f"the server's: pid {proc.pid} (")
+        # a client pinned to another core (bench beside a server on its own core) still
+        # reads the server's: the workload's thread may take any core of the cpuset
+        others = sorted(os.sched_getaffinity(0) - {core})
+        if others:
+            client = (
+                "import os, sys\n"
+                f"os.sched_setaffinity(0, {{{others[0]}}})\n"
+                "from inferlab.bench.machine_canary import machine_probe, take_machine\n"
+                f"r = take_machine(machine_probe('http://127.0.0.1:{port}/v1'))\n"
+                "print(r.cores, r.cores_from)\n"
+            )
+            said = subprocess.run(
+                [sys.executable, "-c", client], capture_output=True, text=True, check=True
+            ).stdout
+            assert said.startswith(f"({core},) the server's"), said
     finally:
         proc.kill()
         proc.wait()

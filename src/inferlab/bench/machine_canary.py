@@ -11,8 +11,11 @@ the mean time of one round's matmul (`matmul_ms`) and read (`read_ms`).
 Where the server is local (a loopback URL), the process listening on its port is found
 once (psutil) and each reading re-reads its CPU affinity and pins the workload to it, in a
 thread of its own that ends with the reading (on Linux the pin is that thread's alone).
-Where the server is remote, not found, or its cores are not ours to use, the workload runs
-on this process's cores and the reading says so (`cores_from`).
+Where the server is remote, not found, or its cores are not ours to use (the pin fails:
+outside this machine's cpuset), the workload runs on this process's cores and the reading
+says so (`cores_from`). A client pinned apart from the server (its own core, the usual
+way to keep the two from competing) still reads the server's: a thread may be pinned to
+any core of the cpuset, whatever its process's own mask.
 
 Held for the run: the two small matrices and the READ_BYTES array (64 MiB).
 """
@@ -137,10 +140,6 @@ def cores_for(probe: MachineProbe) -> tuple[tuple[int, ...], str]:
         cores, name = tuple(sorted(proc.cpu_affinity() or ())), proc.name()
     except (AttributeError, psutil.Error) as e:
         return _process_cores(), own + f"the server's pid {probe.pid} unreadable ({e!r})"
-    mine = set(_process_cores())
-    if mine and not set(cores) <= mine:
-        why = f"the server's cores {list(cores)} are not all this process's {sorted(mine)}"
-        return _process_cores(), own + why
     return cores, f"the server's: pid {probe.pid} ({name}) on port {probe.port}, its affinity"
 
 
